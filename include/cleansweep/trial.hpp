@@ -1,0 +1,204 @@
+// cleansweep/trial.hpp: the client side of the trial protocol for C++ programs (header-only, no
+// dependencies). docs/trial-protocol.md describes the protocol itself.
+//
+//   #include <cleansweep/trial.hpp>
+//   int main() {
+//     cleansweep::Trial trial = cleansweep::Trial::FromEnvironment();
+//     const double lr = trial.GetDouble("lr", 1e-3);        // the default applies outside a sweep
+//     for (int epoch = 0; epoch < 10; ++epoch) {
+//       double accuracy = TrainOneEpoch(lr);
+//       trial.Report(epoch, accuracy);                      // intermediate value
+//     }
+//     trial.SetAttr("n_params", 123456.0);
+//     trial.Finish(accuracy);                               // the objective
+//   }
+//
+// Outside a sweep (no CLEANSWEEP_REPORT_FD) every call still works: getters return their
+// defaults and reports are printed to stderr, so the same program runs standalone.
+#pragma once
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace cleansweep {
+
+// Exit status a trial uses after reporting an out-of-memory failure (ReportOutOfMemory).
+inline constexpr int kExitOutOfMemory = 75;
+
+class Trial {
+ public:
+  // Reads CLEANSWEEP_PARAMS, CLEANSWEEP_TRIAL, CLEANSWEEP_TRIAL_DIR and CLEANSWEEP_REPORT_FD.
+  // Throws std::runtime_error when CLEANSWEEP_PARAMS is not a flat JSON object.
+  static Trial FromEnvironment() {
+    Trial trial;
+    if (const char* params = std::getenv("CLEANSWEEP_PARAMS")) trial.params_ = ParseFlatObject(params);
+    if (const char* number = std::getenv("CLEANSWEEP_TRIAL")) trial.number_ = std::atoll(number);
+    if (const char* dir = std::getenv("CLEANSWEEP_TRIAL_DIR")) trial.dir_ = dir;
+    if (const char* fd = std::getenv("CLEANSWEEP_REPORT_FD")) trial.fd_ = std::atoi(fd);
+    return trial;
+  }
+
+  bool InSweep() const { return fd_ >= 0; }
+  std::int64_t number() const { return number_; }      // -1 outside a sweep
+  const std::string& dir() const { return dir_; }       // folder for artifacts; "" outside a sweep
+
+  bool Has(const std::string& name) const { return params_.count(name) != 0; }
+  // The raw JSON text of every parameter, by name (strings without their quotes).
+  const std::map<std::string, std::string>& params() const { return params_; }
+
+  // Typed getters; throw std::runtime_error when the parameter exists but has another type.
+  double GetDouble(const std::string& name, double fallback) const {
+    const auto it = params_.find(name);
+    if (it == params_.end()) return fallback;
+    char* end = nullptr;
+    const double v = std::strtod(it->second.c_str(), &end);
+    if (end == it->second.c_str() || *end != '\0') throw std::runtime_error("parameter " + name + " is not a number");
+    return v;
+  }
+  std::int64_t GetInt(const std::string& name, std::int64_t fallback) const {
+    if (!Has(name)) return fallback;
+    const double v = GetDouble(name, 0);
+    if (v != std::floor(v)) throw std::runtime_error("parameter " + name + " is not a whole number");
+    return static_cast<std::int64_t>(v);
+  }
+  std::string GetString(const std::string& name, const std::string& fallback) const {
+    const auto it = params_.find(name);
+    return it == params_.end() ? fallback : it->second;
+  }
+  bool GetBool(const std::string& name, bool fallback) const {
+    const auto it = params_.find(name);
+    if (it == params_.end()) return fallback;
+    if (it->second == "true") return true;
+    if (it->second == "false") return false;
+    throw std::runtime_error("parameter " + name + " is not a boolean");
+  }
+
+  // An intermediate value of the objective at `step` (an epoch, say).
+  void Report(std::int64_t step, double value) {
+    Send("{\"step\": " + std::to_string(step) + ", \"value\": " + Number(value) + "}");
+  }
+  // A user attribute stored with the trial.
+  void SetAttr(const std::string& name, double value) { Send("{\"attrs\": {" + Quote(name) + ": " + Number(value) + "}}"); }
+  void SetAttr(const std::string& name, const std::string& value) {
+    Send("{\"attrs\": {" + Quote(name) + ": " + Quote(value) + "}}");
+  }
+  // The final objective. Call once, then exit 0.
+  void Finish(double value) { Send("{\"value\": " + Number(value) + "}"); }
+  // Tells the sweep this trial ran out of memory ("gpu" or "host"); then exit(kExitOutOfMemory).
+  void ReportOutOfMemory(const std::string& kind, const std::string& message) {
+    Send("{\"oom\": " + Quote(kind) + ", \"message\": " + Quote(message) + "}");
+  }
+
+ private:
+  void Send(const std::string& line) {
+    const std::string text = line + "\n";
+    if (fd_ < 0) {
+      std::fprintf(stderr, "cleansweep report: %s", text.c_str());
+      return;
+    }
+    const char* data = text.data();
+    size_t left = text.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, data, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // the worker is gone; nothing useful left to do
+      data += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+
+  static std::string Number(double v) {
+    if (!std::isfinite(v)) return "null";  // the worker records a non-finite objective as a failure
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+  }
+
+  static std::string Quote(const std::string& s) {
+    std::string out = "\"";
+    for (const char c : s) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += c;
+      } else if (static_cast<unsigned char>(c) < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      } else {
+        out += c;
+      }
+    }
+    return out + "\"";
+  }
+
+  // Parses {"name": scalar, ...} as the worker writes it: strings, numbers, true/false.
+  static std::map<std::string, std::string> ParseFlatObject(const std::string& text) {
+    std::map<std::string, std::string> out;
+    size_t i = 0;
+    const auto fail = [&]() { throw std::runtime_error("CLEANSWEEP_PARAMS is not a flat JSON object: " + text); };
+    const auto skip = [&]() { while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i; };
+    const auto string = [&]() {
+      std::string s;
+      if (text[i++] != '"') fail();
+      while (i < text.size() && text[i] != '"') {
+        if (text[i] == '\\' && i + 1 < text.size()) {
+          const char e = text[++i];
+          if (e == 'u' && i + 4 < text.size()) {
+            s += static_cast<char>(std::strtol(text.substr(i + 1, 4).c_str(), nullptr, 16));
+            i += 4;
+          } else {
+            s += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
+          }
+          ++i;
+        } else {
+          s += text[i++];
+        }
+      }
+      if (i++ >= text.size()) fail();
+      return s;
+    };
+    skip();
+    if (i >= text.size() || text[i++] != '{') fail();
+    skip();
+    if (i < text.size() && text[i] == '}') return out;
+    while (i < text.size()) {
+      skip();
+      const std::string key = string();
+      skip();
+      if (i >= text.size() || text[i++] != ':') fail();
+      skip();
+      if (i >= text.size()) fail();
+      if (text[i] == '"') {
+        out[key] = string();
+      } else {
+        const size_t end = text.find_first_of(",}", i);
+        if (end == std::string::npos) fail();
+        std::string raw = text.substr(i, end - i);
+        while (!raw.empty() && std::isspace(static_cast<unsigned char>(raw.back()))) raw.pop_back();
+        out[key] = raw;
+        i = end;
+      }
+      skip();
+      if (i < text.size() && text[i] == '}') return out;
+      if (i >= text.size() || text[i++] != ',') fail();
+    }
+    fail();
+    return out;
+  }
+
+  std::map<std::string, std::string> params_;
+  std::int64_t number_ = -1;
+  std::string dir_;
+  int fd_ = -1;
+};
+
+}  // namespace cleansweep

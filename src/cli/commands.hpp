@@ -1,0 +1,43 @@
+// One function per subcommand; each returns the process exit status (docs/architecture.md lists
+// them: 0 done, 1 runtime failure, 2 bad input). main.cpp only parses and dispatches.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "util/status.hpp"
+
+namespace cleansweep {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+
+struct RunArgs {
+  std::string config;
+  std::vector<std::string> sets;
+  std::string progress = "auto";  // live | lines | auto (live when watched on a terminal)
+};
+struct ValidateArgs {
+  std::string config;
+  std::vector<std::string> sets;
+};
+struct ShowArgs {
+  std::string study;
+  int top = 10;
+};
+struct ExportArgs {
+  std::string study;
+  std::string format = "csv";
+  std::string output;  // "" or "-" means stdout
+};
+
+int RunCommand(const RunArgs& args, int* argc, char*** argv);
+int ValidateCommand(const ValidateArgs& args);
+int ShowCommand(const ShowArgs& args);
+int ExportCommand(const ExportArgs& args);
+
+// Prints "cleansweep: error: <message>" to stderr and returns the exit status for `status`.
+int ReportError(const Status& status);
+
+}  // namespace cleansweep

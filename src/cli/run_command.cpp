@@ -1,0 +1,142 @@
+// `cleansweep run`: rank 0 becomes the coordinator, every other rank a worker.
+#include <mpi.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "cli/study_setup.hpp"
+#include "coordinator/coordinator.hpp"
+#include "launch/spawn_launcher.hpp"
+#include "study/study_file.hpp"
+#include "transport/mpi_transport.hpp"
+#include "worker/gpu_binding.hpp"
+#include "worker/worker.hpp"
+
+namespace cleansweep {
+namespace {
+
+std::string HostName() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+// Whether the person who started the sweep watches a terminal. Under mpirun, rank 0's stdout is
+// a pty that mpirun forwards whatever its own stdout is, so we look at mpirun's (our parent's).
+bool WatchedOnTerminal() {
+  if (::isatty(STDOUT_FILENO) != 1) return false;
+  if (!std::getenv("OMPI_COMM_WORLD_RANK")) return true;
+  std::error_code ec;
+  const std::string target =
+      std::filesystem::read_symlink("/proc/" + std::to_string(::getppid()) + "/fd/1", ec).string();
+  return !ec && (target.rfind("/dev/pts/", 0) == 0 || target.rfind("/dev/tty", 0) == 0);
+}
+
+// A worker killed by mpirun/srun (SIGTERM, SIGINT, SIGHUP) takes its running trial down with it.
+void InstallTrialReaper() {
+  struct sigaction action {};
+  action.sa_handler = [](int sig) {
+    SpawnLauncher::KillRunningTrials();
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+  };
+  sigemptyset(&action.sa_mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &action, nullptr);
+}
+
+// This worker's index among the workers on its node, and how many there are.
+void NodeLocalIndex(int world_rank, int* index, int* count) {
+  MPI_Comm workers, node;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank == 0 ? MPI_UNDEFINED : 1, world_rank, &workers);
+  if (workers == MPI_COMM_NULL) return;
+  MPI_Comm_split_type(workers, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, index);
+  MPI_Comm_size(node, count);
+  MPI_Comm_free(&node);
+  MPI_Comm_free(&workers);
+}
+
+std::string TrialsRoot(const std::string& storage) {
+  std::filesystem::path path = std::filesystem::absolute(storage);
+  path.replace_extension(".trials");
+  return path.string();
+}
+
+int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
+  Result<PreparedStudy> prepared = PrepareStudy(args.config, args.sets);
+  if (!prepared.ok()) {
+    for (int rank = 1; rank < transport->size(); ++rank) transport->Send(rank, StopMsg{"invalid config"});
+    return ReportError(prepared.status());
+  }
+  const StudyConfig& config = prepared->config;
+  const SystemClock clock;
+  const bool live = args.progress == "live" || (args.progress == "auto" && WatchedOnTerminal());
+  Progress progress(stdout, live, config);
+  progress.Message("study " + config.study.name + ": " + std::to_string(config.study.n_trials) + " trials on " +
+                   std::to_string(transport->size() - 1) + " workers, " + config.sampler.kind + " sampler, writing " +
+                   config.study.storage);
+  Coordinator coordinator(config, transport, prepared->sampler.get(), &clock, &progress);
+  Result<RunSummary> summary = coordinator.Run(
+      [&]() -> Result<std::unique_ptr<StudyStore>> {
+        Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(config.study.storage, config);
+        if (!file.ok()) return file.status();
+        return std::unique_ptr<StudyStore>(std::move(*file));
+      },
+      TrialsRoot(config.study.storage));
+  if (!summary.ok()) return ReportError(summary.status());
+  if (summary->best) {
+    std::printf("best: trial %lld, %s = %.6g\n", static_cast<long long>(summary->best->number),
+                config.study.metric.c_str(), *summary->best->value);
+  } else {
+    std::printf("no trial completed; see the reasons with: cleansweep show %s\n", config.study.storage.c_str());
+  }
+  std::printf("study file: %s\n", config.study.storage.c_str());
+  return kExitOk;
+}
+
+int RunWorker(MpiTransport* transport, const WorkerIdentity& identity) {
+  InstallTrialReaper();
+  SpawnLauncher launcher;
+  Worker worker(transport, &launcher, identity);
+  const Status status = worker.Run();
+  if (!status.ok()) {
+    return ReportError(status.WithContext("worker rank " + std::to_string(transport->rank()) + " on " + identity.host));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCommand(const RunArgs& args, int* argc, char*** argv) {
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    return ReportError(Status::RuntimeError("MPI_Init failed; start cleansweep run with mpirun or srun"));
+  }
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int code = kExitOk;
+  if (size < 2) {
+    code = ReportError(Status::InvalidInput(
+        "cleansweep run needs at least 2 MPI ranks: rank 0 coordinates and every other rank runs trials.\n"
+        "  start it as:  mpirun -np 3 cleansweep run " + args.config + "   (1 coordinator + 2 workers)\n"
+        "  on Slurm:     srun --ntasks=<1 + number of GPUs> cleansweep run " + args.config));
+  } else {
+    WorkerIdentity identity;
+    identity.host = HostName();
+    NodeLocalIndex(rank, &identity.local_index, &identity.local_count);
+    identity.visible_gpus = DetectVisibleGpus();
+    identity.cpu_count = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    MpiTransport transport(MPI_COMM_WORLD);
+    code = rank == 0 ? RunCoordinator(args, &transport) : RunWorker(&transport, identity);
+  }
+  MPI_Finalize();
+  return code;
+}
+
+}  // namespace cleansweep

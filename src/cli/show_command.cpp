@@ -1,0 +1,76 @@
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "cli/commands.hpp"
+#include "study/study_file.hpp"
+
+namespace cleansweep {
+namespace {
+
+void PrintTop(const StudyData& study, int top) {
+  std::vector<const TrialRecord*> ranked;
+  for (const TrialRecord& r : study.trials) {
+    if (r.state == TrialState::kComplete && r.value) ranked.push_back(&r);
+  }
+  const bool maximize = study.config.study.direction == Direction::kMaximize;
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const TrialRecord* a, const TrialRecord* b) {
+    return maximize ? *a->value > *b->value : *a->value < *b->value;
+  });
+  if (ranked.size() > static_cast<size_t>(top)) ranked.resize(static_cast<size_t>(top));
+  if (ranked.empty()) return;
+  std::vector<const ParamSpec*> columns;
+  for (const ParamSpec& spec : study.config.space.params()) {
+    if (spec.kind != ParamKind::kFixed) columns.push_back(&spec);
+  }
+  std::printf("\ntop %zu:\n%6s  %12s", ranked.size(), "trial", study.config.study.metric.c_str());
+  for (const ParamSpec* spec : columns) std::printf("  %12s", spec->name.c_str());
+  std::printf("  %9s\n", "duration");
+  for (const TrialRecord* r : ranked) {
+    std::printf("%6lld  %12.6g", static_cast<long long>(r->number), *r->value);
+    for (const ParamSpec* spec : columns) {
+      const auto it = r->params.find(spec->name);
+      std::printf("  %12s", it == r->params.end() ? "-" : FormatValue(it->second).substr(0, 12).c_str());
+    }
+    std::printf("  %8.1fs\n", r->duration());
+  }
+}
+
+}  // namespace
+
+int ShowCommand(const ShowArgs& args) {
+  Result<StudyData> study = ReadStudyFile(args.study);
+  if (!study.ok()) return ReportError(study.status());
+  const StudyConfig& c = study->config;
+  std::printf("study %s (%s %s) in %s\n", c.study.name.c_str(), DirectionName(c.study.direction),
+              c.study.metric.c_str(), args.study.c_str());
+  std::printf("sampler %s (seed %lld), created %s by cleansweep %s\n", study->sampler.c_str(), study->seed,
+              study->created.c_str(), study->cleansweep_version.c_str());
+  std::map<std::string, int> counts;
+  for (const TrialRecord& r : study->trials) ++counts[TrialStateName(r.state)];
+  std::printf("%zu of %lld trials finished:", study->trials.size(), static_cast<long long>(c.study.n_trials));
+  for (const auto& [state, n] : counts) std::printf(" %s %d", state.c_str(), n);
+  std::printf("\n");
+  const TrialRecord* best = nullptr;
+  for (const TrialRecord& r : study->trials) {
+    if (r.state != TrialState::kComplete || !r.value) continue;
+    const bool better = !best || (c.study.direction == Direction::kMaximize ? *r.value > *best->value
+                                                                            : *r.value < *best->value);
+    if (better) best = &r;
+  }
+  if (!best) {
+    std::printf("no trial completed yet\n");
+    return kExitOk;
+  }
+  std::printf("\nbest: trial %lld, %s = %.6g (%.1fs on %s%s)\n", static_cast<long long>(best->number),
+              c.study.metric.c_str(), *best->value, best->duration(), best->host.c_str(),
+              best->gpu.empty() ? "" : (", gpu " + best->gpu).c_str());
+  for (const ParamSpec& spec : c.space.params()) {
+    const auto it = best->params.find(spec.name);
+    if (it != best->params.end()) std::printf("  %-14s %s\n", spec.name.c_str(), FormatValue(it->second).c_str());
+  }
+  PrintTop(*study, args.top);
+  return kExitOk;
+}
+
+}  // namespace cleansweep

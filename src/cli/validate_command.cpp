@@ -1,0 +1,33 @@
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "cli/study_setup.hpp"
+
+namespace cleansweep {
+
+int ReportError(const Status& status) {
+  std::fprintf(stderr, "cleansweep: error: %s\n", status.message().c_str());
+  return status.code() == Status::Code::kInvalidInput ? kExitBadInput : kExitFailure;
+}
+
+int ValidateCommand(const ValidateArgs& args) {
+  Result<PreparedStudy> prepared = PrepareStudy(args.config, args.sets);
+  if (!prepared.ok()) return ReportError(prepared.status());
+  const StudyConfig& c = prepared->config;
+  std::printf("%s: valid\n", args.config.c_str());
+  std::printf("study     %s: %s %s, %lld trials", c.study.name.c_str(), DirectionName(c.study.direction),
+              c.study.metric.c_str(), static_cast<long long>(c.study.n_trials));
+  if (c.study.time_budget) std::printf(", time budget %s", FormatDuration(*c.study.time_budget).c_str());
+  std::printf("\nstorage   %s\n", c.study.storage.c_str());
+  std::printf("sampler   %s (seed %llu)", c.sampler.kind.c_str(), static_cast<unsigned long long>(c.sampler.seed));
+  if (const auto capacity = prepared->sampler->Capacity()) std::printf(", %lld grid points", static_cast<long long>(*capacity));
+  std::printf("\ntrial     %s", prepared->program.c_str());
+  for (size_t i = 1; i < c.trial.command.size(); ++i) std::printf(" %s", c.trial.command[i].c_str());
+  std::printf("\n          timeout %s, kill grace %s, log limit %lld MiB\n",
+              c.trial.timeout ? FormatDuration(*c.trial.timeout).c_str() : "none",
+              FormatDuration(c.trial.kill_grace).c_str(), static_cast<long long>(c.trial.log_limit_bytes >> 20));
+  std::printf("space     %zu parameters\n%s", c.space.params().size(), c.space.Describe().c_str());
+  return kExitOk;
+}
+
+}  // namespace cleansweep

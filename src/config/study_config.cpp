@@ -1,0 +1,261 @@
+#include "config/study_config.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "config/space_parser.hpp"
+#include "config/yaml_reader.hpp"
+
+namespace cleansweep {
+namespace {
+
+// Applies "a.b.c=value" to `root`, creating maps on the way; records "a.b.c" in `keys`.
+Status ApplyOverride(const std::string& text, YAML::Node root, std::set<std::string>* keys) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return Status::InvalidInput("--set " + text + ": expected KEY=VALUE, e.g. --set study.n_trials=8");
+  }
+  const std::string key = text.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(text.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidInput("--set " + key + ": value is not valid YAML: " + e.msg);
+  }
+  std::vector<std::string> parts;
+  std::stringstream stream(key);
+  for (std::string part; std::getline(stream, part, '.');) {
+    if (part.empty()) return Status::InvalidInput("--set " + key + ": empty key segment");
+    parts.push_back(part);
+  }
+  std::vector<YAML::Node> path{root};
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node child = path.back()[parts[i]];
+    if (child.IsDefined() && !child.IsMap()) {
+      return Status::InvalidInput("--set " + key + ": '" + parts[i] + "' is not a section");
+    }
+    path.push_back(child);
+  }
+  path.back()[parts.back()] = value;
+  keys->insert(key);
+  return Status::Ok();
+}
+
+Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out) {
+  if (!node) return r.Error(node, "study", "missing: a config needs a `study:` section with at least a name");
+  CS_RETURN_IF_ERROR(r.CheckKeys(node, "study", {"name", "direction", "metric", "n_trials", "time_budget", "storage"}));
+  if (!node["name"]) return r.Error(node, "study.name", "missing: every study needs a name");
+  Result<std::string> name = r.String(node["name"], "study.name");
+  if (!name.ok()) return name.status();
+  if (name->empty() || name->find('/') != std::string::npos) {
+    return r.Error(node["name"], "study.name", "must be non-empty and contain no '/'");
+  }
+  out->name = *name;
+  if (node["direction"]) {
+    Result<std::string> d = r.String(node["direction"], "study.direction");
+    if (!d.ok()) return d.status();
+    if (*d != "minimize" && *d != "maximize") {
+      return r.Error(node["direction"], "study.direction", "must be minimize or maximize, got '" + *d + "'");
+    }
+    out->direction = *d == "maximize" ? Direction::kMaximize : Direction::kMinimize;
+  }
+  if (node["metric"]) {
+    Result<std::string> m = r.String(node["metric"], "study.metric");
+    if (!m.ok()) return m.status();
+    out->metric = *m;
+  }
+  if (node["n_trials"]) {
+    Result<std::int64_t> n = r.Integer(node["n_trials"], "study.n_trials");
+    if (!n.ok()) return n.status();
+    if (*n < 1) return r.Error(node["n_trials"], "study.n_trials", "must be at least 1");
+    out->n_trials = *n;
+  }
+  if (node["time_budget"]) {
+    Result<Millis> t = r.Duration(node["time_budget"], "study.time_budget");
+    if (!t.ok()) return t.status();
+    out->time_budget = *t;
+  }
+  out->storage = "results/" + out->name + ".h5";
+  if (node["storage"]) {
+    Result<std::string> s = r.String(node["storage"], "study.storage");
+    if (!s.ok()) return s.status();
+    if (s->empty()) return r.Error(node["storage"], "study.storage", "must be a file path");
+    out->storage = *s;
+  }
+  return Status::Ok();
+}
+
+Status ParseSampler(const YamlReader& r, const YAML::Node& node, SamplerOptions* out) {
+  if (!node) return Status::Ok();
+  CS_RETURN_IF_ERROR(r.CheckKeys(node, "sampler", {"kind", "seed"}));
+  if (node["kind"]) {
+    Result<std::string> kind = r.String(node["kind"], "sampler.kind");
+    if (!kind.ok()) return kind.status();
+    if (*kind != "random" && *kind != "grid") {
+      return r.Error(node["kind"], "sampler.kind", "unknown sampler '" + *kind + "' (available: random, grid)");
+    }
+    out->kind = *kind;
+  }
+  if (node["seed"]) {
+    Result<std::int64_t> seed = r.Integer(node["seed"], "sampler.seed");
+    if (!seed.ok()) return seed.status();
+    if (*seed < 0) return r.Error(node["seed"], "sampler.seed", "must be >= 0");
+    out->seed = static_cast<std::uint64_t>(*seed);
+  }
+  return Status::Ok();
+}
+
+Status CheckPlaceholders(const YamlReader& r, const YAML::Node& node, const std::string& word,
+                         const std::string& key, const SearchSpace& space) {
+  Result<std::vector<std::string>> names = PlaceholdersIn(word);
+  if (!names.ok()) return r.Error(node, key, names.status().message());
+  for (const std::string& name : *names) {
+    if (name != kPlaceholderTrial && name != kPlaceholderTrialDir && !space.Find(name)) {
+      return r.Error(node, key, "placeholder {" + name + "} names no parameter of the space (nor {trial}, {trial_dir})");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace& space, TrialOptions* out) {
+  if (!node) return r.Error(node, "trial", "missing: a config needs `trial: {command: [...]}`");
+  CS_RETURN_IF_ERROR(r.CheckKeys(node, "trial", {"command", "timeout", "kill_grace", "log_limit_mb", "tail_lines", "env"}));
+  const YAML::Node command = node["command"];
+  if (!command) return r.Error(node, "trial.command", "missing: the program to run, e.g. [python3, train.py]");
+  if (command.IsScalar()) {
+    return r.Error(command, "trial.command", "expected a list of words, e.g. [python3, train.py, --epochs, \"3\"]");
+  }
+  if (!command.IsSequence() || command.size() == 0) return r.Error(command, "trial.command", "expected a non-empty list");
+  for (size_t i = 0; i < command.size(); ++i) {
+    const std::string key = "trial.command[" + std::to_string(i) + "]";
+    Result<std::string> word = r.String(command[i], key);
+    if (!word.ok()) return word.status();
+    CS_RETURN_IF_ERROR(CheckPlaceholders(r, command[i], *word, key, space));
+    out->command.push_back(*word);
+  }
+  if (out->command[0].find('{') != std::string::npos) {
+    return r.Error(command[0], "trial.command[0]", "the program itself cannot be a placeholder");
+  }
+  if (node["timeout"]) {
+    Result<Millis> t = r.Duration(node["timeout"], "trial.timeout");
+    if (!t.ok()) return t.status();
+    out->timeout = *t;
+  }
+  if (node["kill_grace"]) {
+    Result<Millis> t = r.Duration(node["kill_grace"], "trial.kill_grace");
+    if (!t.ok()) return t.status();
+    out->kill_grace = *t;
+  }
+  if (node["log_limit_mb"]) {
+    Result<std::int64_t> mb = r.Integer(node["log_limit_mb"], "trial.log_limit_mb");
+    if (!mb.ok()) return mb.status();
+    if (*mb < 1) return r.Error(node["log_limit_mb"], "trial.log_limit_mb", "must be at least 1");
+    out->log_limit_bytes = *mb << 20;
+  }
+  if (node["tail_lines"]) {
+    Result<std::int64_t> n = r.Integer(node["tail_lines"], "trial.tail_lines");
+    if (!n.ok()) return n.status();
+    if (*n < 0 || *n > 1000) return r.Error(node["tail_lines"], "trial.tail_lines", "must be between 0 and 1000");
+    out->tail_lines = static_cast<int>(*n);
+  }
+  if (node["env"]) {
+    CS_RETURN_IF_ERROR(r.ExpectMap(node["env"], "trial.env"));
+    for (const auto& item : node["env"]) {
+      Result<std::string> v = r.String(item.second, "trial.env." + item.first.Scalar());
+      if (!v.ok()) return v.status();
+      out->env[item.first.Scalar()] = *v;
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseWorkers(const YamlReader& r, const YAML::Node& node, WorkerOptions* out) {
+  if (!node) return Status::Ok();
+  CS_RETURN_IF_ERROR(r.CheckKeys(node, "workers", {"gpus"}));
+  const YAML::Node gpus = node["gpus"];
+  if (!gpus) return Status::Ok();
+  if (gpus.IsScalar() && (gpus.Scalar() == "auto" || gpus.Scalar() == "none")) {
+    out->gpus = gpus.Scalar();
+    return Status::Ok();
+  }
+  if (!gpus.IsSequence() || gpus.size() == 0) {
+    return r.Error(gpus, "workers.gpus", "expected auto, none or a list of device ids such as [0, 1]");
+  }
+  out->gpus.clear();
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    Result<std::string> id = r.String(gpus[i], "workers.gpus[" + std::to_string(i) + "]");
+    if (!id.ok()) return id.status();
+    if (id->empty() || id->find(',') != std::string::npos) {
+      return r.Error(gpus[i], "workers.gpus", "device ids are single numbers or UUIDs");
+    }
+    out->gpus += (i ? "," : "") + *id;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* DirectionName(Direction direction) {
+  return direction == Direction::kMaximize ? "maximize" : "minimize";
+}
+
+Result<std::vector<std::string>> PlaceholdersIn(const std::string& word) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < word.size(); ++i) {
+    if ((word[i] == '{' || word[i] == '}') && i + 1 < word.size() && word[i + 1] == word[i]) {
+      ++i;
+      continue;
+    }
+    if (word[i] == '}') return Status::InvalidInput("unmatched '}' in '" + word + "' (write }} for a literal brace)");
+    if (word[i] != '{') continue;
+    const size_t close = word.find('}', i);
+    if (close == std::string::npos) {
+      return Status::InvalidInput("unclosed '{' in '" + word + "' (write {{ for a literal brace)");
+    }
+    names.push_back(word.substr(i + 1, close - i - 1));
+    i = close;
+  }
+  return names;
+}
+
+Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& source,
+                                   const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return Status::InvalidInput(source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+  }
+  if (!root.IsMap()) {
+    return Status::InvalidInput(source + ": expected a mapping with study:, sampler:, trial: and space:");
+  }
+  std::set<std::string> overridden;
+  for (const std::string& o : overrides) CS_RETURN_IF_ERROR(ApplyOverride(o, root, &overridden));
+
+  const YamlReader r(source, overridden);
+  CS_RETURN_IF_ERROR(r.CheckKeys(root, "", {"study", "sampler", "trial", "space", "workers"}));
+  StudyConfig config;
+  config.source = source;
+  CS_RETURN_IF_ERROR(ParseStudy(r, root["study"], &config.study));
+  CS_RETURN_IF_ERROR(ParseSampler(r, root["sampler"], &config.sampler));
+  Result<SearchSpace> space = ParseSpace(r, root["space"]);
+  if (!space.ok()) return space.status();
+  config.space = std::move(*space);
+  CS_RETURN_IF_ERROR(ParseTrial(r, root["trial"], config.space, &config.trial));
+  CS_RETURN_IF_ERROR(ParseWorkers(r, root["workers"], &config.workers));
+  config.yaml_text = overrides.empty() ? text : YAML::Dump(root) + "\n";
+  return config;
+}
+
+Result<StudyConfig> LoadConfigFile(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidInput(path + ": cannot open the config file (" + std::strerror(errno) + ")");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return LoadConfigText(buffer.str(), path, overrides);
+}
+
+}  // namespace cleansweep

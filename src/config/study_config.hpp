@@ -1,0 +1,73 @@
+// StudyConfig: everything a YAML config says, validated. Each options struct maps 1:1 onto one
+// top-level section of the config; defaults here are the documented defaults.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "space/search_space.hpp"
+#include "util/duration.hpp"
+
+namespace cleansweep {
+
+enum class Direction { kMinimize, kMaximize };
+const char* DirectionName(Direction direction);
+
+struct StudyOptions {            // study:
+  std::string name;
+  Direction direction = Direction::kMinimize;
+  std::string metric = "value";  // what the objective is called in output
+  std::int64_t n_trials = 100;
+  std::optional<Millis> time_budget;  // stop handing out trials after this long
+  std::string storage;           // HDF5 study file; default results/<name>.h5
+};
+
+struct SamplerOptions {          // sampler:
+  std::string kind = "random";   // random | grid
+  std::uint64_t seed = 0;
+};
+
+struct TrialOptions {            // trial:
+  std::vector<std::string> command;            // argv; words may hold {param} placeholders
+  std::optional<Millis> timeout;               // wall-clock limit per trial; none if unset
+  Millis kill_grace = Millis(10'000);          // SIGTERM -> SIGKILL delay
+  std::int64_t log_limit_bytes = 16 << 20;     // per-trial log cap (head kept, tail kept)
+  int tail_lines = 20;                         // last output lines stored in the study file
+  std::map<std::string, std::string> env;      // extra environment for every trial
+};
+
+struct WorkerOptions {           // workers:
+  // "auto": the node's visible GPUs (CUDA_VISIBLE_DEVICES, else /proc/driver/nvidia);
+  // "none": CPU only; otherwise an explicit list of device ids, shared round robin.
+  std::string gpus = "auto";
+};
+
+struct StudyConfig {
+  StudyOptions study;
+  SamplerOptions sampler;
+  TrialOptions trial;
+  WorkerOptions workers;
+  SearchSpace space;
+  std::string source;        // the file it came from, for messages
+  std::string yaml_text;     // the effective config (overrides applied), stored in the study
+};
+
+// Reads and validates `path`, applying `overrides` ("study.n_trials=8", value in YAML syntax)
+// first. Every failure is InvalidInput with "file:line:col: key: what is allowed".
+Result<StudyConfig> LoadConfigFile(const std::string& path, const std::vector<std::string>& overrides);
+
+// Same, from text; `source` names it in messages.
+Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& source,
+                                   const std::vector<std::string>& overrides = {});
+
+// Built-in placeholders usable in trial.command besides parameter names.
+inline constexpr const char* kPlaceholderTrial = "trial";
+inline constexpr const char* kPlaceholderTrialDir = "trial_dir";
+
+// Names of the {placeholders} in `word`; "{{" and "}}" are literal braces. Fails on an unclosed brace.
+Result<std::vector<std::string>> PlaceholdersIn(const std::string& word);
+
+}  // namespace cleansweep

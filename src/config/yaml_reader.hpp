@@ -1,0 +1,42 @@
+// Typed access to a yaml-cpp tree with messages that say where: "file:line:col: key: what".
+// Internal to src/config.
+#pragma once
+
+#include <initializer_list>
+#include <set>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "space/param_value.hpp"
+#include "util/duration.hpp"
+
+namespace cleansweep {
+
+class YamlReader {
+ public:
+  // `overridden` holds the dotted keys set with --set; errors under them name the flag.
+  YamlReader(std::string source, std::set<std::string> overridden)
+      : source_(std::move(source)), overridden_(std::move(overridden)) {}
+
+  Status Error(const YAML::Node& node, const std::string& key, const std::string& what) const;
+
+  // Fails naming the first key of `map` that is not in `allowed`, listing the allowed ones.
+  Status CheckKeys(const YAML::Node& map, const std::string& key,
+                   std::initializer_list<const char*> allowed) const;
+  Status ExpectMap(const YAML::Node& node, const std::string& key) const;
+
+  Result<double> Number(const YAML::Node& node, const std::string& key) const;
+  Result<std::int64_t> Integer(const YAML::Node& node, const std::string& key) const;
+  Result<bool> Bool(const YAML::Node& node, const std::string& key) const;
+  Result<std::string> String(const YAML::Node& node, const std::string& key) const;
+  Result<Millis> Duration(const YAML::Node& node, const std::string& key) const;
+  // A categorical choice or fixed value: bool, int, float or string (quoted text stays a string).
+  Result<ParamValue> Scalar(const YAML::Node& node, const std::string& key) const;
+
+ private:
+  std::string source_;
+  std::set<std::string> overridden_;
+};
+
+}  // namespace cleansweep

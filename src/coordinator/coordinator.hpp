@@ -1,0 +1,74 @@
+// The scheduling loop on rank 0: sets the workers up, hands each free worker the next trial at once
+// (dynamic dispatch), records every result as it arrives and stops at n_trials or the time budget.
+// It talks only to interfaces (Transport, Sampler, StudyStore, Clock), so tests drive it with no
+// MPI, no HDF5 file and no processes; it never starts a process itself.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "coordinator/progress.hpp"
+#include "samplers/sampler.hpp"
+#include "study/study_store.hpp"
+#include "transport/transport.hpp"
+#include "util/clock.hpp"
+
+namespace cleansweep {
+
+struct RunSummary {
+  std::int64_t finished = 0;
+  std::int64_t complete = 0;
+  std::optional<TrialRecord> best;
+  bool budget_reached = false;
+};
+
+class Coordinator {
+ public:
+  using StoreOpener = std::function<Result<std::unique_ptr<StudyStore>>()>;
+
+  // All pointers must outlive the coordinator.
+  Coordinator(const StudyConfig& config, Transport* transport, Sampler* sampler, const Clock* clock,
+              Progress* progress);
+
+  // Runs the whole study. `open_store` is called once every worker has set up, so a config that a
+  // worker rejects leaves no file behind. Every worker gets a Stop before this returns, on success
+  // and on error alike.
+  Result<RunSummary> Run(const StoreOpener& open_store, const std::string& trials_root);
+
+ private:
+  struct WorkerSlot {
+    bool present = false;
+    std::string host;
+    std::string gpu;
+    std::int64_t trial = -1;  // running trial, -1 when idle
+  };
+
+  Status SetUpWorkers(const std::string& trials_root);
+  Result<Envelope> ReceiveOrFail(Millis max_wait, const char* waiting_for);
+  Status Dispatch();
+  Status Handle(const Envelope& envelope);
+  Status RecordResult(int source, TrialRecord record);
+  void StopAll(const std::string& reason);
+  bool MoreToLaunch() const;
+  bool BudgetReached() const;
+  ProgressState State() const;
+
+  const StudyConfig& config_;
+  Transport* transport_;
+  Sampler* sampler_;
+  const Clock* clock_;
+  Progress* progress_;
+  std::unique_ptr<StudyStore> store_;
+  std::vector<WorkerSlot> workers_;  // by rank; [0] unused
+  TrialHistory history_;
+  std::int64_t next_number_ = 0;
+  std::int64_t target_ = 0;          // n_trials, or fewer when the sampler's capacity is smaller
+  bool sampler_exhausted_ = false;
+  bool stopping_ = false;
+  double started_ = 0;
+  RunSummary summary_;
+};
+
+}  // namespace cleansweep

@@ -1,0 +1,73 @@
+// Launcher: starts one trial as a fresh process and watches it to the end. The worker owns the
+// launcher; the coordinator never starts a process. SpawnLauncher is the POSIX implementation;
+// tests use fakes, and a fork-server launcher can sit behind the same interface.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launch/report_parser.hpp"
+#include "study/trial_record.hpp"
+#include "util/duration.hpp"
+
+namespace cleansweep {
+
+struct LaunchSpec {
+  std::vector<std::string> argv;              // argv[0] is a resolved path
+  std::map<std::string, std::string> env;     // set on top of the worker's environment
+  std::string trial_dir;                      // created if missing; the log goes in it
+  std::optional<Millis> timeout;
+  Millis kill_grace = Millis(10'000);
+  std::int64_t log_limit_bytes = 16 << 20;
+  int tail_lines = 20;
+};
+
+// How a trial ended. The worker adds the parameters, host and GPU to make a TrialRecord.
+struct TrialOutcome {
+  TrialState state = TrialState::kFail;
+  std::optional<double> value;
+  int exit_code = -1;
+  int signal = 0;
+  std::int64_t peak_rss_kb = 0;
+  std::int64_t last_step = -1;
+  std::string reason;
+  std::string output_tail;
+  std::string attrs_json = "{}";
+  double start_time = 0;
+  double end_time = 0;
+};
+
+// One running trial. Not thread-safe. Destroying an unfinished one kills its process group.
+class TrialProcess {
+ public:
+  virtual ~TrialProcess() = default;
+
+  // Waits up to `max_wait` for output, reports or exit, and handles them; enforces the timeout.
+  // Intermediate reports that arrived are appended to `steps`. Returns early on any event.
+  virtual void Poll(Millis max_wait, std::vector<StepReport>* steps) = 0;
+  virtual bool Finished() const = 0;
+  // SIGTERM to the trial's process group now, SIGKILL after the grace period; the trial ends in
+  // `state` with `reason`, whatever it reports afterwards.
+  virtual void Stop(TrialState state, const std::string& reason) = 0;
+  // Valid once Finished().
+  virtual const TrialOutcome& Outcome() const = 0;
+};
+
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  // Starts the trial. A trial that cannot start (exec failure) is returned already finished
+  // with state FAIL and the reason; only a broken worker (no pipes, no memory) is an error.
+  virtual Result<std::unique_ptr<TrialProcess>> Start(const LaunchSpec& spec) = 0;
+};
+
+// Decides the state of a trial from how it ended; see docs/trial-protocol.md for the rules.
+// `stop_state` is set when we stopped it (timeout, shutdown, protocol error).
+void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop_state,
+                     const std::string& stop_reason, TrialOutcome* outcome);
+
+}  // namespace cleansweep

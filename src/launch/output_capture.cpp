@@ -1,0 +1,63 @@
+#include "launch/output_capture.hpp"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace cleansweep {
+
+Result<OutputCapture> OutputCapture::Open(const std::string& path, std::int64_t limit_bytes, int tail_lines) {
+  OutputCapture capture;
+  capture.fd_ = UniqueFd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!capture.fd_.valid()) return Status::IoError(path + ": cannot create the trial log: " + std::strerror(errno));
+  capture.limit_ = limit_bytes;
+  capture.tail_lines_ = tail_lines;
+  return capture;
+}
+
+void OutputCapture::Write(const char* data, size_t size) {
+  total_ += static_cast<std::int64_t>(size);
+  if (written_ < limit_) {
+    const auto n = static_cast<size_t>(std::min<std::int64_t>(limit_ - written_, static_cast<std::int64_t>(size)));
+    if (WriteAll(fd_.get(), data, n)) written_ += static_cast<std::int64_t>(n);
+  }
+  tail_.append(data, size);
+  if (tail_.size() > 2 * kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
+}
+
+void OutputCapture::Close() {
+  if (!fd_.valid()) return;
+  const std::int64_t dropped = total_ - written_;
+  if (dropped > 0) {
+    // The tail shows how the trial ended; keep as much of it as was not already in the head.
+    const size_t keep = static_cast<size_t>(std::min<std::int64_t>(dropped, static_cast<std::int64_t>(tail_.size())));
+    const std::string marker = "\n[cleansweep: log limit reached, " + std::to_string(dropped - static_cast<std::int64_t>(keep)) +
+                               " bytes omitted; the last " + std::to_string(keep) + " bytes follow]\n";
+    WriteAll(fd_.get(), marker.data(), marker.size());
+    WriteAll(fd_.get(), tail_.data() + tail_.size() - keep, keep);
+  }
+  fd_.Reset();
+}
+
+std::string OutputCapture::TailLines() const {
+  if (tail_lines_ <= 0 || tail_.empty()) return "";
+  size_t end = tail_.size();
+  if (tail_[end - 1] == '\n') --end;
+  size_t start = end;
+  for (int lines = 0; start > 0; --start) {
+    if (tail_[start - 1] == '\n' && ++lines == tail_lines_) break;
+  }
+  std::string out;
+  for (size_t pos = start; pos < end;) {
+    size_t nl = tail_.find('\n', pos);
+    if (nl == std::string::npos || nl > end) nl = end;
+    std::string line = tail_.substr(pos, std::min<size_t>(nl - pos, 500));
+    out += line + (nl - pos > 500 ? "...\n" : "\n");
+    pos = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace cleansweep

@@ -1,0 +1,37 @@
+// Where a trial's stdout and stderr go: a log file capped at a size (its head, then a marker, then
+// its tail), and the last lines kept in memory for the study file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "util/status.hpp"
+#include "util/unique_fd.hpp"
+
+namespace cleansweep {
+
+class OutputCapture {
+ public:
+  static constexpr size_t kTailBytes = 64 << 10;
+
+  // Opens (truncates) `path`. `limit_bytes` caps the file's head part.
+  static Result<OutputCapture> Open(const std::string& path, std::int64_t limit_bytes, int tail_lines);
+
+  void Write(const char* data, size_t size);
+  // Writes the tail after a marker if anything was dropped, and closes the file.
+  void Close();
+
+  // The last `tail_lines` lines, each cut to 500 characters.
+  std::string TailLines() const;
+  std::int64_t total_bytes() const { return total_; }
+
+ private:
+  UniqueFd fd_;
+  std::int64_t limit_ = 0;
+  int tail_lines_ = 0;
+  std::int64_t written_ = 0;  // bytes in the file's head part
+  std::int64_t total_ = 0;    // bytes seen
+  std::string tail_;          // the last kTailBytes..2*kTailBytes bytes seen
+};
+
+}  // namespace cleansweep

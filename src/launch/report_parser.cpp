@@ -1,0 +1,73 @@
+#include "launch/report_parser.hpp"
+
+#include <cmath>
+
+namespace cleansweep {
+namespace {
+
+bool IsFiniteNumber(const nlohmann::json& j) { return j.is_number() && std::isfinite(j.get<double>()); }
+
+}  // namespace
+
+void ReportParser::Fail(const std::string& message) {
+  if (!error_) error_ = "report line " + std::to_string(line_number_) + ": " + message;
+}
+
+void ReportParser::Feed(const char* data, size_t size, std::vector<StepReport>* steps) {
+  if (error_) return;
+  pending_.append(data, size);
+  size_t start = 0;
+  for (size_t nl; (nl = pending_.find('\n', start)) != std::string::npos; start = nl + 1) {
+    ParseLine(pending_.substr(start, nl - start), steps);
+    if (error_) return;
+  }
+  pending_.erase(0, start);
+  if (pending_.size() > kMaxLineBytes) {
+    ++line_number_;
+    Fail("longer than " + std::to_string(kMaxLineBytes) + " bytes without a newline");
+  }
+}
+
+void ReportParser::Finish(std::vector<StepReport>* steps) {
+  if (!error_ && !pending_.empty()) ParseLine(pending_, steps);
+  pending_.clear();
+}
+
+void ReportParser::ParseLine(const std::string& line, std::vector<StepReport>* steps) {
+  ++line_number_;
+  if (line.find_first_not_of(" \t\r") == std::string::npos) return;  // blank lines are harmless
+  const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return Fail("not a JSON object: " + line.substr(0, 200));
+  for (const auto& [key, v] : j.items()) {
+    if (key != "value" && key != "step" && key != "attrs" && key != "oom" && key != "message") {
+      return Fail("unknown key '" + key + "' (known: value, step, attrs, oom, message)");
+    }
+  }
+  if (j.contains("attrs")) {
+    if (!j["attrs"].is_object()) return Fail("attrs must be a JSON object");
+    attrs_.update(j["attrs"]);
+  }
+  if (j.contains("oom")) {
+    const auto& kind = j["oom"];
+    if (!kind.is_string() || (kind != "gpu" && kind != "host")) return Fail("oom must be \"gpu\" or \"host\"");
+    oom_ = kind.get<std::string>();
+    if (j.contains("message") && j["message"].is_string()) oom_message_ = j["message"].get<std::string>();
+  }
+  if (j.contains("step")) {
+    if (!j["step"].is_number_integer() || j["step"].get<std::int64_t>() < 0) {
+      return Fail("step must be a whole number >= 0");
+    }
+    if (!j.contains("value") || !IsFiniteNumber(j["value"])) return Fail("an intermediate report needs a finite value");
+    const StepReport report{j["step"].get<std::int64_t>(), j["value"].get<double>()};
+    last_step_ = report.step;
+    steps->push_back(report);
+    return;
+  }
+  if (j.contains("value")) {
+    if (!IsFiniteNumber(j["value"])) return Fail("the final value must be a finite number");
+    if (final_value_) return Fail("a final value was already reported");
+    final_value_ = j["value"].get<double>();
+  }
+}
+
+}  // namespace cleansweep

@@ -1,0 +1,51 @@
+// Parses the JSON lines a trial writes to CLEANSWEEP_REPORT_FD (docs/trial-protocol.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cleansweep {
+
+struct StepReport {
+  std::int64_t step = 0;
+  double value = 0;
+};
+
+// Feed it bytes as they arrive; it keeps the final value, attributes and an out-of-memory notice,
+// and hands intermediate reports out as they complete. The first protocol error is kept and
+// everything after it ignored.
+class ReportParser {
+ public:
+  static constexpr size_t kMaxLineBytes = 1 << 20;
+
+  // Consumes `data`; appends completed intermediate reports to `steps`.
+  void Feed(const char* data, size_t size, std::vector<StepReport>* steps);
+  // End of stream: a last line without a newline is parsed too.
+  void Finish(std::vector<StepReport>* steps);
+
+  const std::optional<double>& final_value() const { return final_value_; }
+  const nlohmann::json& attrs() const { return attrs_; }
+  const std::optional<std::string>& oom() const { return oom_; }  // "gpu" or "host"
+  const std::string& oom_message() const { return oom_message_; }
+  const std::optional<std::string>& error() const { return error_; }
+  std::int64_t last_step() const { return last_step_; }
+
+ private:
+  void ParseLine(const std::string& line, std::vector<StepReport>* steps);
+  void Fail(const std::string& message);
+
+  std::string pending_;
+  int line_number_ = 0;
+  std::optional<double> final_value_;
+  nlohmann::json attrs_ = nlohmann::json::object();
+  std::optional<std::string> oom_;
+  std::string oom_message_;
+  std::optional<std::string> error_;
+  std::int64_t last_step_ = -1;
+};
+
+}  // namespace cleansweep

@@ -1,0 +1,25 @@
+// SpawnLauncher: every trial is a new process made with posix_spawn (no shell), in its own process
+// group, with stdin from /dev/null, stdout+stderr into the worker and the report pipe on fd 3.
+#pragma once
+
+#include "launch/launcher.hpp"
+
+namespace cleansweep {
+
+class SpawnLauncher : public Launcher {
+ public:
+  // The file descriptor the trial finds its report pipe on (CLEANSWEEP_REPORT_FD).
+  static constexpr int kReportFd = 3;
+
+  Result<std::unique_ptr<TrialProcess>> Start(const LaunchSpec& spec) override;
+
+  // SIGKILLs the process group of every trial this process has running. Async-signal-safe: a
+  // worker calls it from its SIGTERM/SIGINT handler so that no trial outlives a killed sweep.
+  static void KillRunningTrials();
+};
+
+// The environment a trial inherits from the worker: ours minus the MPI launcher's variables
+// (OMPI_*, PMIX_*, PMI_*), so that a trial that uses MPI itself does not join our job; then `extra`.
+std::vector<std::string> TrialEnvironment(const std::map<std::string, std::string>& extra);
+
+}  // namespace cleansweep

@@ -1,0 +1,85 @@
+#include "launch/trial_command.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+namespace cleansweep {
+namespace {
+
+bool IsExecutableFile(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string OwnDirectory() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : self.parent_path().string();
+}
+
+}  // namespace
+
+Result<std::string> ResolveProgram(const std::string& word) {
+  if (word.find('/') != std::string::npos) {
+    std::error_code ec;
+    if (!std::filesystem::exists(word, ec)) {
+      return Status::InvalidInput("trial.command[0]: program '" + word + "' does not exist (paths are relative to " +
+                                  std::filesystem::current_path(ec).string() + ")");
+    }
+    if (!IsExecutableFile(word)) {
+      return Status::InvalidInput("trial.command[0]: '" + word + "' is not an executable file (chmod +x it, or "
+                                  "start it through its interpreter, e.g. [python3, " + word + "])");
+    }
+    return std::filesystem::absolute(word, ec).string();
+  }
+  const std::string own = OwnDirectory();
+  if (!own.empty() && IsExecutableFile(own + "/" + word)) return own + "/" + word;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (!dir.empty() && IsExecutableFile(dir + "/" + word)) return dir + "/" + word;
+  }
+  return Status::InvalidInput("trial.command[0]: program '" + word + "' not found next to cleansweep (" + own +
+                              ") nor on PATH; give its path, or install it");
+}
+
+std::vector<std::string> ExpandCommand(const std::vector<std::string>& command, const ParamSet& params,
+                                       std::int64_t trial, const std::string& trial_dir) {
+  std::vector<std::string> argv;
+  for (const std::string& word : command) {
+    std::string out;
+    bool keep = true;
+    for (size_t i = 0; i < word.size(); ++i) {
+      const char c = word[i];
+      if ((c == '{' || c == '}') && i + 1 < word.size() && word[i + 1] == c) {
+        out += c;
+        ++i;
+      } else if (c == '{') {
+        const size_t close = word.find('}', i);
+        const std::string name = word.substr(i + 1, close - i - 1);
+        if (name == "trial") {
+          out += std::to_string(trial);
+        } else if (name == "trial_dir") {
+          out += trial_dir;
+        } else if (const auto it = params.find(name); it != params.end()) {
+          out += FormatValue(it->second);
+        } else {
+          keep = false;
+        }
+        i = close;
+      } else {
+        out += c;
+      }
+    }
+    if (keep) argv.push_back(out);
+  }
+  return argv;
+}
+
+}  // namespace cleansweep

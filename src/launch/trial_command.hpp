@@ -1,0 +1,24 @@
+// Turning trial.command into the argv of one trial.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "space/param_value.hpp"
+#include "util/status.hpp"
+
+namespace cleansweep {
+
+// Finds the program of trial.command[0]: a word with a '/' is a path (relative to the current
+// folder); a bare name is looked up next to the running cleansweep executable first, then on PATH.
+// InvalidInput says what was tried when it is missing or not executable.
+Result<std::string> ResolveProgram(const std::string& word);
+
+// Replaces {name} placeholders with parameter values, {trial} with the trial number and
+// {trial_dir} with its folder. A word whose placeholder names a parameter that is inactive in this
+// trial is left out (so write `--momentum={momentum}` as one word).
+std::vector<std::string> ExpandCommand(const std::vector<std::string>& command, const ParamSet& params,
+                                       std::int64_t trial, const std::string& trial_dir);
+
+}  // namespace cleansweep

@@ -1,0 +1,30 @@
+// Sampler: proposes the parameters of the next trial. Pure: no I/O, no MPI, no clock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "config/study_config.hpp"
+#include "study/trial_record.hpp"
+
+namespace cleansweep {
+
+class Sampler {
+ public:
+  virtual ~Sampler() = default;
+
+  // Parameters for trial `number`, given everything finished and running so far; nullopt when
+  // the sampler has nothing left to propose (a grid that is used up). Called on rank 0 only.
+  virtual std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) = 0;
+
+  // The most distinct proposals this sampler can make, if finite (grid size).
+  virtual std::optional<std::int64_t> Capacity() const { return std::nullopt; }
+};
+
+// Builds the sampler `options.kind` names. InvalidInput (with the config file and line) when the
+// space does not suit it, e.g. a float parameter without grid points for the grid sampler.
+Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config);
+
+}  // namespace cleansweep

@@ -1,0 +1,105 @@
+#include "study/export.hpp"
+
+#include <cstdio>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+namespace cleansweep {
+namespace {
+
+std::string CsvCell(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string Number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+std::string AttrCell(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  return value.dump();
+}
+
+nlohmann::json Attrs(const TrialRecord& r) {
+  nlohmann::json attrs = nlohmann::json::parse(r.attrs_json, nullptr, false);
+  return attrs.is_object() ? attrs : nlohmann::json::object();
+}
+
+}  // namespace
+
+void WriteCsv(const StudyData& study, std::ostream& out) {
+  std::set<std::string> attr_names;
+  for (const TrialRecord& r : study.trials) {
+    const nlohmann::json attrs = Attrs(r);
+    for (const auto& item : attrs.items()) attr_names.insert(item.key());
+  }
+  out << "number,state,value";
+  for (const ParamSpec& spec : study.config.space.params()) out << "," << CsvCell("param_" + spec.name);
+  for (const std::string& name : attr_names) out << "," << CsvCell("attr_" + name);
+  out << ",datetime_start,datetime_end,duration,worker,host,gpu,exit_code,signal,peak_rss_kb,attempt,"
+         "last_step,reason,output_tail\n";
+  for (const TrialRecord& r : study.trials) {
+    out << r.number << "," << TrialStateName(r.state) << "," << (r.value ? Number(*r.value) : "");
+    for (const ParamSpec& spec : study.config.space.params()) {
+      const auto it = r.params.find(spec.name);
+      out << "," << (it == r.params.end() ? "" : CsvCell(FormatValue(it->second)));
+    }
+    const nlohmann::json attrs = Attrs(r);
+    for (const std::string& name : attr_names) {
+      out << "," << (attrs.contains(name) ? CsvCell(AttrCell(attrs[name])) : "");
+    }
+    out << "," << Number(r.start_time) << "," << Number(r.end_time) << "," << Number(r.duration()) << ","
+        << r.worker << "," << CsvCell(r.host) << "," << CsvCell(r.gpu) << "," << r.exit_code << "," << r.signal
+        << "," << r.peak_rss_kb << "," << r.attempt << "," << r.last_step << "," << CsvCell(r.reason) << ","
+        << CsvCell(r.output_tail) << "\n";
+  }
+}
+
+void WriteJson(const StudyData& study, std::ostream& out) {
+  using Json = nlohmann::ordered_json;  // keeps the fields in the order a reader expects
+  Json doc;
+  doc["study"] = {{"name", study.config.study.name},
+                  {"direction", DirectionName(study.config.study.direction)},
+                  {"metric", study.config.study.metric},
+                  {"sampler", study.sampler},
+                  {"seed", study.seed},
+                  {"cleansweep_version", study.cleansweep_version},
+                  {"schema_version", study.schema_version},
+                  {"created", study.created}};
+  Json trials = Json::array();
+  for (const TrialRecord& r : study.trials) {
+    trials.push_back({{"number", r.number},
+                      {"state", TrialStateName(r.state)},
+                      {"value", r.value ? Json(*r.value) : Json()},
+                      {"params", Json::parse(ToJson(r.params).dump())},
+                      {"attrs", Json::parse(Attrs(r).dump())},
+                      {"datetime_start", r.start_time},
+                      {"datetime_end", r.end_time},
+                      {"duration", r.duration()},
+                      {"worker", r.worker},
+                      {"host", r.host},
+                      {"gpu", r.gpu},
+                      {"exit_code", r.exit_code},
+                      {"signal", r.signal},
+                      {"peak_rss_kb", r.peak_rss_kb},
+                      {"attempt", r.attempt},
+                      {"last_step", r.last_step},
+                      {"reason", r.reason},
+                      {"output_tail", r.output_tail}});
+  }
+  doc["trials"] = std::move(trials);
+  Json intermediate = Json::array();
+  for (const IntermediateValue& v : study.intermediate) {
+    intermediate.push_back({{"trial", v.trial}, {"step", v.step}, {"value", v.value}, {"time", v.time}});
+  }
+  doc["intermediate"] = std::move(intermediate);
+  out << doc.dump(2) << "\n";
+}
+
+}  // namespace cleansweep

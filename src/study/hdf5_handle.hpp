@@ -1,0 +1,59 @@
+// One RAII owner for every HDF5 identifier, and checked calls that carry the HDF5 error stack into
+// a Status. The only file besides study_file.cpp that includes hdf5.h.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include <hdf5.h>
+
+#include "util/status.hpp"
+
+namespace cleansweep::h5 {
+
+// Owns an hid_t and closes it with the matching H5?close (H5Oclose does not cover types/spaces).
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(hid_t id) : id_(id) {}
+  Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, H5I_INVALID_HID)) {}
+  Handle& operator=(Handle&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      id_ = std::exchange(other.id_, H5I_INVALID_HID);
+    }
+    return *this;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { Reset(); }
+
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  void Reset();
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+};
+
+// Silences HDF5's own printing of error stacks (we report them as Status instead). Idempotent.
+void QuietErrors();
+
+// The innermost messages of the current HDF5 error stack, e.g. "unable to open file: file locked".
+std::string ErrorStackText();
+
+// IoError "what (HDF5: <stack>)" when `id` < 0, else the handle.
+Result<Handle> CheckId(hid_t id, const std::string& what);
+// IoError when `rc` < 0.
+Status CheckCall(herr_t rc, const std::string& what);
+
+// A vlen UTF-8 string type, the form h5py reads back as str.
+Handle VarString();
+
+// Scalar attributes on an object.
+Status WriteAttr(hid_t object, const char* name, const std::string& value);
+Status WriteAttr(hid_t object, const char* name, long long value);
+Result<std::string> ReadStringAttr(hid_t object, const char* name);
+Result<long long> ReadIntAttr(hid_t object, const char* name);
+
+}  // namespace cleansweep::h5

@@ -1,0 +1,62 @@
+// The HDF5 study file: one per study, written only by rank 0, read by `show`, `export`, h5py and
+// pandas. docs/study-format.md is the schema.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/study_config.hpp"
+#include "study/hdf5_handle.hpp"
+#include "study/study_store.hpp"
+#include "study/table_layout.hpp"
+
+namespace cleansweep {
+
+inline constexpr int kStudySchemaVersion = 1;
+
+class StudyFile : public StudyStore {
+ public:
+  // Creates `path` (and its folder) for `config`. Refuses, with InvalidInput, to touch a file that
+  // exists. On any failure nothing is left behind.
+  static Result<std::unique_ptr<StudyFile>> Create(const std::string& path, const StudyConfig& config);
+  ~StudyFile() override;
+
+  // Appends one row and flushes the file before returning.
+  Status AppendTrial(const TrialRecord& record) override;
+  Status AppendIntermediate(const IntermediateValue& value) override;
+
+ private:
+  StudyFile() = default;
+  Status Append(hid_t dataset, const RowLayout& layout, const RowBuffer& row, hsize_t* rows);
+
+  std::string path_;
+  SearchSpace space_;
+  RowLayout trials_layout_;
+  RowLayout intermediate_layout_;
+  h5::Handle file_;
+  h5::Handle trials_;
+  h5::Handle intermediate_;
+  h5::Handle trials_type_;
+  h5::Handle intermediate_type_;
+  hsize_t trial_rows_ = 0;
+  hsize_t intermediate_rows_ = 0;
+};
+
+// Everything a study file holds, as read back.
+struct StudyData {
+  std::string path;
+  StudyConfig config;           // parsed from the stored config text
+  std::string sampler;
+  long long seed = 0;
+  std::string cleansweep_version;
+  long long schema_version = 0;
+  std::string created;          // ISO 8601, UTC
+  std::vector<TrialRecord> trials;
+  std::vector<IntermediateValue> intermediate;
+};
+
+// InvalidInput when `path` is missing or not a cleansweep study; IoError on read failures.
+Result<StudyData> ReadStudyFile(const std::string& path);
+
+}  // namespace cleansweep

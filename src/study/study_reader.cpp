@@ -1,0 +1,197 @@
+// ReadStudyFile: reads a study back column by column, so files written by older or newer versions
+// with extra columns still load.
+#include <cmath>
+#include <filesystem>
+
+#include "study/study_file.hpp"
+
+namespace cleansweep {
+namespace {
+
+// Reads one field of a 1-D compound dataset into `out` (HDF5 matches members by name).
+template <typename T>
+Status ReadColumn(hid_t dataset, const char* field, hid_t member_type, std::vector<T>* out) {
+  const hsize_t rows = [&] {
+    h5::Handle space(H5Dget_space(dataset));
+    hsize_t dims[1] = {0};
+    H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+    return dims[0];
+  }();
+  out->assign(rows, T{});
+  if (rows == 0) return Status::Ok();
+  h5::Handle type(H5Tcreate(H5T_COMPOUND, sizeof(T)));
+  H5Tinsert(type.get(), field, 0, member_type);
+  return h5::CheckCall(H5Dread(dataset, type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out->data()),
+                       std::string("cannot read column ") + field);
+}
+
+Result<std::vector<std::string>> ReadStrings(hid_t dataset, const char* field) {
+  std::vector<char*> raw;
+  h5::Handle text = h5::VarString();
+  CS_RETURN_IF_ERROR(ReadColumn(dataset, field, text.get(), &raw));
+  std::vector<std::string> values;
+  values.reserve(raw.size());
+  for (char* s : raw) {
+    values.emplace_back(s ? s : "");
+    H5free_memory(s);
+  }
+  return values;
+}
+
+template <typename T>
+Result<std::vector<T>> ReadNumbers(hid_t dataset, const char* field, hid_t native) {
+  std::vector<T> values;
+  CS_RETURN_IF_ERROR(ReadColumn(dataset, field, native, &values));
+  return values;
+}
+
+// Turns a stored parameter cell back into the value the sampler produced; nullopt when inactive.
+std::optional<ParamValue> ParamFromCell(const ParamSpec& spec, double number, const std::string& text,
+                                        ColumnType type) {
+  if (type == ColumnType::kString) {
+    if (text.empty()) return std::nullopt;
+    const std::vector<ParamValue> values =
+        spec.kind == ParamKind::kFixed ? std::vector<ParamValue>{spec.fixed_value} : spec.choices;
+    for (const ParamValue& v : values) {
+      if (FormatValue(v) == text) return v;
+    }
+    return ParamValue(text);
+  }
+  if (std::isnan(number)) return std::nullopt;
+  const bool is_int = spec.kind == ParamKind::kInt ||
+                      (spec.kind == ParamKind::kCategorical && std::holds_alternative<std::int64_t>(spec.choices[0])) ||
+                      (spec.kind == ParamKind::kFixed && std::holds_alternative<std::int64_t>(spec.fixed_value));
+  if (is_int) return ParamValue(static_cast<std::int64_t>(std::llround(number)));
+  return ParamValue(number);
+}
+
+Status ReadTrials(hid_t file, StudyData* study) {
+  Result<h5::Handle> ds = h5::CheckId(H5Dopen2(file, "trials", H5P_DEFAULT), "missing dataset /trials");
+  if (!ds.ok()) return ds.status();
+  const hid_t d = ds->get();
+  auto numbers = ReadNumbers<std::int64_t>(d, "number", H5T_NATIVE_INT64);
+  auto states = ReadStrings(d, "state");
+  auto values = ReadNumbers<double>(d, "value", H5T_NATIVE_DOUBLE);
+  auto starts = ReadNumbers<double>(d, "datetime_start", H5T_NATIVE_DOUBLE);
+  auto ends = ReadNumbers<double>(d, "datetime_end", H5T_NATIVE_DOUBLE);
+  auto workers = ReadNumbers<std::int32_t>(d, "worker", H5T_NATIVE_INT32);
+  auto hosts = ReadStrings(d, "host");
+  auto gpus = ReadStrings(d, "gpu");
+  auto exits = ReadNumbers<std::int32_t>(d, "exit_code", H5T_NATIVE_INT32);
+  auto signals = ReadNumbers<std::int32_t>(d, "signal", H5T_NATIVE_INT32);
+  auto rss = ReadNumbers<std::int64_t>(d, "peak_rss_kb", H5T_NATIVE_INT64);
+  auto attempts = ReadNumbers<std::int32_t>(d, "attempt", H5T_NATIVE_INT32);
+  auto steps = ReadNumbers<std::int64_t>(d, "last_step", H5T_NATIVE_INT64);
+  auto reasons = ReadStrings(d, "reason");
+  auto tails = ReadStrings(d, "output_tail");
+  auto attrs = ReadStrings(d, "attrs");
+  for (const Status& s : {numbers.status(), states.status(), values.status(), starts.status(), ends.status(),
+                          workers.status(), hosts.status(), gpus.status(), exits.status(), signals.status(),
+                          rss.status(), attempts.status(), steps.status(), reasons.status(), tails.status(),
+                          attrs.status()}) {
+    CS_RETURN_IF_ERROR(s);
+  }
+  const size_t n = numbers->size();
+  study->trials.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    TrialRecord& r = study->trials[i];
+    r.number = (*numbers)[i];
+    if (!ParseTrialState((*states)[i], &r.state)) {
+      return Status::IoError("trial " + std::to_string(r.number) + " has unknown state '" + (*states)[i] + "'");
+    }
+    if (!std::isnan((*values)[i])) r.value = (*values)[i];
+    r.start_time = (*starts)[i];
+    r.end_time = (*ends)[i];
+    r.worker = (*workers)[i];
+    r.host = (*hosts)[i];
+    r.gpu = (*gpus)[i];
+    r.exit_code = (*exits)[i];
+    r.signal = (*signals)[i];
+    r.peak_rss_kb = (*rss)[i];
+    r.attempt = (*attempts)[i];
+    r.last_step = (*steps)[i];
+    r.reason = (*reasons)[i];
+    r.output_tail = (*tails)[i];
+    r.attrs_json = (*attrs)[i];
+  }
+  for (const ParamSpec& spec : study->config.space.params()) {
+    const std::string column = ParamColumn(spec.name);
+    const ColumnType type = ParamColumnType(spec);
+    std::vector<double> numbers_col(n, std::nan(""));
+    std::vector<std::string> text_col(n);
+    if (type == ColumnType::kString) {
+      auto col = ReadStrings(d, column.c_str());
+      if (!col.ok()) return col.status();
+      text_col = std::move(*col);
+    } else if (type == ColumnType::kInt64) {
+      auto col = ReadNumbers<std::int64_t>(d, column.c_str(), H5T_NATIVE_INT64);
+      if (!col.ok()) return col.status();
+      for (size_t i = 0; i < n; ++i) numbers_col[i] = static_cast<double>((*col)[i]);
+    } else {
+      auto col = ReadNumbers<double>(d, column.c_str(), H5T_NATIVE_DOUBLE);
+      if (!col.ok()) return col.status();
+      numbers_col = std::move(*col);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      std::optional<ParamValue> v = ParamFromCell(spec, numbers_col[i], text_col[i], type);
+      if (v) study->trials[i].params[spec.name] = *v;
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadIntermediate(hid_t file, StudyData* study) {
+  Result<h5::Handle> ds = h5::CheckId(H5Dopen2(file, "intermediate", H5P_DEFAULT), "missing dataset /intermediate");
+  if (!ds.ok()) return ds.status();
+  auto trials = ReadNumbers<std::int64_t>(ds->get(), "trial", H5T_NATIVE_INT64);
+  auto steps = ReadNumbers<std::int64_t>(ds->get(), "step", H5T_NATIVE_INT64);
+  auto values = ReadNumbers<double>(ds->get(), "value", H5T_NATIVE_DOUBLE);
+  auto times = ReadNumbers<double>(ds->get(), "time", H5T_NATIVE_DOUBLE);
+  for (const Status& s : {trials.status(), steps.status(), values.status(), times.status()}) CS_RETURN_IF_ERROR(s);
+  for (size_t i = 0; i < trials->size(); ++i) {
+    study->intermediate.push_back({(*trials)[i], (*steps)[i], (*values)[i], (*times)[i]});
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<StudyData> ReadStudyFile(const std::string& path) {
+  h5::QuietErrors();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Status::InvalidInput(path + ": no such study file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) return Status::InvalidInput(path + ": not an HDF5 file");
+  Result<h5::Handle> file = h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
+                                        path + ": cannot open the study file");
+  if (!file.ok()) return file.status();
+  const hid_t f = file->get();
+  StudyData study;
+  study.path = path;
+  Result<long long> schema = h5::ReadIntAttr(f, "schema_version");
+  if (!schema.ok()) return Status::InvalidInput(path + ": not a cleansweep study file (no schema_version)");
+  study.schema_version = *schema;
+  if (study.schema_version > kStudySchemaVersion) {
+    return Status::InvalidInput(path + ": written with schema " + std::to_string(study.schema_version) +
+                                "; this cleansweep reads up to " + std::to_string(kStudySchemaVersion) + ": upgrade it");
+  }
+  Result<std::string> config_text = h5::ReadStringAttr(f, "config");
+  Result<std::string> sampler = h5::ReadStringAttr(f, "sampler");
+  Result<std::string> version = h5::ReadStringAttr(f, "cleansweep_version");
+  Result<std::string> created = h5::ReadStringAttr(f, "created");
+  Result<long long> seed = h5::ReadIntAttr(f, "seed");
+  for (const Status& s : {config_text.status(), sampler.status(), version.status(), created.status(), seed.status()}) {
+    if (!s.ok()) return s.WithContext(path);
+  }
+  Result<StudyConfig> config = LoadConfigText(*config_text, path + " (stored config)");
+  if (!config.ok()) return config.status();
+  study.config = std::move(*config);
+  study.sampler = *sampler;
+  study.cleansweep_version = *version;
+  study.created = *created;
+  study.seed = *seed;
+  CS_RETURN_IF_ERROR(ReadTrials(f, &study).WithContext(path));
+  CS_RETURN_IF_ERROR(ReadIntermediate(f, &study).WithContext(path));
+  return study;
+}
+
+}  // namespace cleansweep

@@ -1,0 +1,34 @@
+// StudyStore: where rank 0 puts results. The HDF5 study file is the real one; tests use
+// MemoryStudyStore. Not thread-safe; only the coordinator calls it.
+#pragma once
+
+#include <vector>
+
+#include "study/trial_record.hpp"
+
+namespace cleansweep {
+
+class StudyStore {
+ public:
+  virtual ~StudyStore() = default;
+  // Each call makes the row durable (flushed to the file) before it returns.
+  virtual Status AppendTrial(const TrialRecord& record) = 0;
+  virtual Status AppendIntermediate(const IntermediateValue& value) = 0;
+};
+
+class MemoryStudyStore : public StudyStore {
+ public:
+  Status AppendTrial(const TrialRecord& record) override {
+    trials.push_back(record);
+    return Status::Ok();
+  }
+  Status AppendIntermediate(const IntermediateValue& value) override {
+    intermediate.push_back(value);
+    return Status::Ok();
+  }
+
+  std::vector<TrialRecord> trials;
+  std::vector<IntermediateValue> intermediate;
+};
+
+}  // namespace cleansweep

@@ -1,0 +1,139 @@
+#include "study/table_layout.hpp"
+
+#include <cassert>
+#include <cstring>
+#include <memory>
+
+namespace cleansweep {
+namespace {
+
+size_t SizeOf(ColumnType type) {
+  switch (type) {
+    case ColumnType::kInt32: return sizeof(std::int32_t);
+    case ColumnType::kInt64: return sizeof(std::int64_t);
+    case ColumnType::kFloat64: return sizeof(double);
+    case ColumnType::kString: return sizeof(const char*);
+  }
+  return 0;
+}
+
+bool AllOf(const std::vector<ParamValue>& values, bool (*pred)(const ParamValue&)) {
+  for (const ParamValue& v : values) {
+    if (!pred(v)) return false;
+  }
+  return true;
+}
+
+bool IsInt(const ParamValue& v) { return std::holds_alternative<std::int64_t>(v); }
+bool IsNumber(const ParamValue& v) { return IsInt(v) || std::holds_alternative<double>(v); }
+
+}  // namespace
+
+void RowLayout::Add(const std::string& name, ColumnType type) {
+  const size_t align = SizeOf(type);
+  size_ = (size_ + align - 1) / align * align;
+  columns_.push_back({name, type, size_});
+  size_ += SizeOf(type);
+}
+
+const Column* RowLayout::Find(const std::string& name) const {
+  for (const Column& c : columns_) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+h5::Handle RowLayout::MakeType() const {
+  const size_t total = (size_ + 7) / 8 * 8;
+  h5::Handle type(H5Tcreate(H5T_COMPOUND, total));
+  h5::Handle text = h5::VarString();
+  for (const Column& c : columns_) {
+    hid_t member = c.type == ColumnType::kInt32   ? H5T_NATIVE_INT32
+                   : c.type == ColumnType::kInt64 ? H5T_NATIVE_INT64
+                   : c.type == ColumnType::kFloat64 ? H5T_NATIVE_DOUBLE
+                                                    : text.get();
+    H5Tinsert(type.get(), c.name.c_str(), c.offset, member);
+  }
+  return type;
+}
+
+RowBuffer::RowBuffer(const RowLayout& layout) : layout_(layout), bytes_((layout.size() + 7) / 8 * 8, 0) {
+  for (const Column& c : layout.columns()) {
+    if (c.type == ColumnType::kString) Set(c.name, std::string());
+  }
+}
+
+const Column& RowBuffer::Get(const std::string& column, ColumnType type) const {
+  const Column* c = layout_.Find(column);
+  assert(c != nullptr && (c->type == type || (type == ColumnType::kInt64 && c->type == ColumnType::kInt32)));
+  (void)type;
+  return *c;
+}
+
+void RowBuffer::Set(const std::string& column, std::int64_t value) {
+  const Column& c = Get(column, ColumnType::kInt64);
+  if (c.type == ColumnType::kInt32) {
+    const auto narrow = static_cast<std::int32_t>(value);
+    std::memcpy(bytes_.data() + c.offset, &narrow, sizeof narrow);
+  } else {
+    std::memcpy(bytes_.data() + c.offset, &value, sizeof value);
+  }
+}
+
+void RowBuffer::Set(const std::string& column, double value) {
+  std::memcpy(bytes_.data() + Get(column, ColumnType::kFloat64).offset, &value, sizeof value);
+}
+
+void RowBuffer::Set(const std::string& column, std::string value) {
+  strings_.push_back(std::make_unique<std::string>(std::move(value)));
+  const char* pointer = strings_.back()->c_str();
+  std::memcpy(bytes_.data() + Get(column, ColumnType::kString).offset, &pointer, sizeof pointer);
+}
+
+ColumnType ParamColumnType(const ParamSpec& spec) {
+  const bool conditional = SearchSpace::IsConditional(spec);
+  std::vector<ParamValue> values;
+  switch (spec.kind) {
+    case ParamKind::kFloat: return ColumnType::kFloat64;
+    case ParamKind::kInt: return conditional ? ColumnType::kFloat64 : ColumnType::kInt64;
+    case ParamKind::kCategorical: values = spec.choices; break;
+    case ParamKind::kFixed: values = {spec.fixed_value}; break;
+  }
+  if (AllOf(values, IsInt)) return conditional ? ColumnType::kFloat64 : ColumnType::kInt64;
+  if (AllOf(values, IsNumber)) return ColumnType::kFloat64;
+  return ColumnType::kString;
+}
+
+RowLayout TrialsLayout(const SearchSpace& space) {
+  RowLayout layout;
+  layout.Add("number", ColumnType::kInt64);
+  layout.Add("state", ColumnType::kString);
+  layout.Add("value", ColumnType::kFloat64);
+  for (const ParamSpec& spec : space.params()) layout.Add(ParamColumn(spec.name), ParamColumnType(spec));
+  layout.Add("datetime_start", ColumnType::kFloat64);
+  layout.Add("datetime_end", ColumnType::kFloat64);
+  layout.Add("duration", ColumnType::kFloat64);
+  layout.Add("worker", ColumnType::kInt32);
+  layout.Add("host", ColumnType::kString);
+  layout.Add("gpu", ColumnType::kString);
+  layout.Add("exit_code", ColumnType::kInt32);
+  layout.Add("signal", ColumnType::kInt32);
+  layout.Add("peak_rss_kb", ColumnType::kInt64);
+  layout.Add("attempt", ColumnType::kInt32);
+  layout.Add("last_step", ColumnType::kInt64);
+  layout.Add("reason", ColumnType::kString);
+  layout.Add("output_tail", ColumnType::kString);
+  layout.Add("attrs", ColumnType::kString);
+  return layout;
+}
+
+RowLayout IntermediateLayout() {
+  RowLayout layout;
+  layout.Add("trial", ColumnType::kInt64);
+  layout.Add("step", ColumnType::kInt64);
+  layout.Add("value", ColumnType::kFloat64);
+  layout.Add("time", ColumnType::kFloat64);
+  return layout;
+}
+
+}  // namespace cleansweep

@@ -1,0 +1,61 @@
+// The column layout of the study file's tables (docs/study-format.md is the schema in prose).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "space/search_space.hpp"
+#include "study/hdf5_handle.hpp"
+
+namespace cleansweep {
+
+enum class ColumnType { kInt32, kInt64, kFloat64, kString };
+
+struct Column {
+  std::string name;
+  ColumnType type;
+  size_t offset;
+};
+
+// A packed row of native-typed fields; strings are vlen UTF-8 (const char* in memory).
+class RowLayout {
+ public:
+  void Add(const std::string& name, ColumnType type);
+  const std::vector<Column>& columns() const { return columns_; }
+  const Column* Find(const std::string& name) const;
+  size_t size() const { return size_; }
+  h5::Handle MakeType() const;
+
+ private:
+  std::vector<Column> columns_;
+  size_t size_ = 0;
+};
+
+// One row being filled; keeps the strings alive until written.
+class RowBuffer {
+ public:
+  explicit RowBuffer(const RowLayout& layout);
+  void Set(const std::string& column, std::int64_t value);
+  void Set(const std::string& column, double value);
+  void Set(const std::string& column, std::string value);
+  const void* data() const { return bytes_.data(); }
+
+ private:
+  const Column& Get(const std::string& column, ColumnType type) const;
+
+  const RowLayout& layout_;
+  std::vector<unsigned char> bytes_;
+  std::vector<std::unique_ptr<std::string>> strings_;
+};
+
+// How a parameter is stored: floats as float64; ints as int64, or float64 (NaN when inactive) if
+// conditional; categorical and fixed by their values' type, text when any value is text or bool.
+ColumnType ParamColumnType(const ParamSpec& spec);
+inline std::string ParamColumn(const std::string& name) { return "param_" + name; }
+
+RowLayout TrialsLayout(const SearchSpace& space);
+RowLayout IntermediateLayout();
+
+}  // namespace cleansweep

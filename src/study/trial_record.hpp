@@ -1,0 +1,78 @@
+// What the study knows about one trial. Plain data: samplers, the coordinator, the worker and the
+// study file all share it, and none of them does I/O through it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "space/param_value.hpp"
+
+namespace cleansweep {
+
+enum class TrialState : std::int8_t {
+  kRunning,
+  kComplete,     // exited 0 and reported a final value
+  kPruned,       // stopped early by a pruner
+  kFail,         // non-zero exit, no final value, or a malformed report
+  kCrash,        // killed by a signal it did not get from us
+  kOomGpu,       // reported (or showed) a CUDA out-of-memory error
+  kOomHost,      // reported a host allocation failure or was OOM-killed
+  kTimeout,      // ran past trial.timeout and was killed
+  kInterrupted,  // stopped because the sweep was shutting down; may be re-run
+};
+
+const char* TrialStateName(TrialState state);
+// Parses the names TrialStateName returns; false when unknown.
+bool ParseTrialState(const std::string& name, TrialState* state);
+inline bool IsFinished(TrialState state) { return state != TrialState::kRunning; }
+
+struct TrialRecord {
+  std::int64_t number = -1;
+  TrialState state = TrialState::kRunning;
+  std::optional<double> value;       // the objective, when the trial reported one
+  ParamSet params;
+  double start_time = 0;             // Unix time, seconds
+  double end_time = 0;
+  int worker = -1;                   // MPI rank that ran it
+  std::string host;
+  std::string gpu;                   // CUDA_VISIBLE_DEVICES given to the trial; "" on CPU
+  int exit_code = -1;                // -1 when killed by a signal
+  int signal = 0;                    // the signal that ended it, 0 if none
+  std::int64_t peak_rss_kb = 0;
+  int attempt = 1;
+  std::int64_t last_step = -1;       // step of its last intermediate report, -1 if none
+  std::string reason;                // why it ended as it did, for anything but COMPLETE
+  std::string output_tail;           // the last lines of its stdout/stderr
+  std::string attrs_json = "{}";     // user attributes, a JSON object
+
+  double duration() const { return end_time - start_time; }
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(number, state, value, params, start_time, end_time, worker, host, gpu, exit_code, signal,
+       peak_rss_kb, attempt, last_step, reason, output_tail, attrs_json);
+  }
+};
+
+struct IntermediateValue {
+  std::int64_t trial = -1;
+  std::int64_t step = 0;
+  double value = 0;
+  double time = 0;  // Unix time, seconds
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(trial, step, value, time);
+  }
+};
+
+// What a sampler may look at: every finished trial, and the parameters of those still running.
+struct TrialHistory {
+  std::vector<TrialRecord> finished;           // in order of completion
+  std::map<std::int64_t, ParamSet> running;    // by trial number
+};
+
+}  // namespace cleansweep

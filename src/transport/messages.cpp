@@ -1,0 +1,66 @@
+#include "transport/messages.hpp"
+
+#include <sstream>
+
+#include <cereal/archives/binary.hpp>
+#include <cereal/types/map.hpp>
+#include <cereal/types/optional.hpp>
+#include <cereal/types/string.hpp>
+#include <cereal/types/variant.hpp>
+
+namespace cleansweep {
+namespace {
+
+template <typename T>
+Result<Message> DecodeAs(const std::string& payload) {
+  try {
+    std::istringstream in(payload);
+    cereal::BinaryInputArchive archive(in);
+    T message;
+    archive(message);
+    return Message(std::move(message));
+  } catch (const cereal::Exception& e) {
+    return Status::RuntimeError(std::string("corrupt message: ") + e.what());
+  }
+}
+
+}  // namespace
+
+const char* TagName(Tag tag) {
+  switch (tag) {
+    case Tag::kHello: return "hello";
+    case Tag::kSetup: return "setup";
+    case Tag::kReady: return "ready";
+    case Tag::kAssign: return "assign";
+    case Tag::kReport: return "report";
+    case Tag::kResult: return "result";
+    case Tag::kStop: return "stop";
+  }
+  return "?";
+}
+
+Tag TagOf(const Message& message) { return static_cast<Tag>(message.index() + 1); }
+
+std::string Encode(const Message& message) {
+  std::ostringstream out;
+  {
+    cereal::BinaryOutputArchive archive(out);
+    std::visit([&](const auto& m) { archive(m); }, message);
+  }
+  return out.str();
+}
+
+Result<Message> Decode(int tag, const std::string& payload) {
+  switch (static_cast<Tag>(tag)) {
+    case Tag::kHello: return DecodeAs<HelloMsg>(payload);
+    case Tag::kSetup: return DecodeAs<SetupMsg>(payload);
+    case Tag::kReady: return DecodeAs<ReadyMsg>(payload);
+    case Tag::kAssign: return DecodeAs<AssignMsg>(payload);
+    case Tag::kReport: return DecodeAs<ReportMsg>(payload);
+    case Tag::kResult: return DecodeAs<ResultMsg>(payload);
+    case Tag::kStop: return DecodeAs<StopMsg>(payload);
+  }
+  return Status::RuntimeError("message with unknown tag " + std::to_string(tag));
+}
+
+}  // namespace cleansweep

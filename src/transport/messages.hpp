@@ -1,0 +1,71 @@
+// The messages between rank 0 and the workers. Each type has one Tag; the MPI transport sends the
+// tag as the MPI tag and the cereal-serialized struct as the payload.
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include "study/trial_record.hpp"
+
+namespace cleansweep {
+
+enum class Tag : int {
+  kHello = 1,   // worker -> coordinator: I am up
+  kSetup,       // coordinator -> worker: the effective config and where trial folders go
+  kReady,       // worker -> coordinator: set up (or why not), and the GPU it will use
+  kAssign,      // coordinator -> worker: run this trial
+  kReport,      // worker -> coordinator: an intermediate value of the running trial
+  kResult,      // worker -> coordinator: the trial ended
+  kStop,        // coordinator -> worker: interrupt any trial, then exit
+};
+
+const char* TagName(Tag tag);
+
+struct HelloMsg {
+  std::string host;
+  template <class A> void serialize(A& ar) { ar(host); }
+};
+
+struct SetupMsg {
+  std::string config_yaml;
+  std::string trials_root;  // each trial gets <trials_root>/<number>/
+  template <class A> void serialize(A& ar) { ar(config_yaml, trials_root); }
+};
+
+struct ReadyMsg {
+  bool ok = false;
+  std::string error;  // why setup failed, when !ok
+  std::string gpu;    // CUDA_VISIBLE_DEVICES for its trials; "" means CPU
+  template <class A> void serialize(A& ar) { ar(ok, error, gpu); }
+};
+
+struct AssignMsg {
+  std::int64_t number = -1;
+  ParamSet params;
+  int attempt = 1;
+  template <class A> void serialize(A& ar) { ar(number, params, attempt); }
+};
+
+struct ReportMsg {
+  IntermediateValue value;
+  template <class A> void serialize(A& ar) { ar(value); }
+};
+
+struct ResultMsg {
+  TrialRecord record;
+  template <class A> void serialize(A& ar) { ar(record); }
+};
+
+struct StopMsg {
+  std::string reason;
+  template <class A> void serialize(A& ar) { ar(reason); }
+};
+
+using Message = std::variant<HelloMsg, SetupMsg, ReadyMsg, AssignMsg, ReportMsg, ResultMsg, StopMsg>;
+
+Tag TagOf(const Message& message);
+std::string Encode(const Message& message);
+// RuntimeError on an unknown tag or a payload that does not decode.
+Result<Message> Decode(int tag, const std::string& payload);
+
+}  // namespace cleansweep

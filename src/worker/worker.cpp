@@ -1,0 +1,136 @@
+#include "worker/worker.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "launch/spawn_launcher.hpp"
+#include "launch/trial_command.hpp"
+#include "worker/gpu_binding.hpp"
+
+namespace cleansweep {
+namespace {
+
+constexpr Millis kIdleWait(1000);
+constexpr Millis kTrialPoll(100);  // how often a busy worker looks for a stop message
+
+}  // namespace
+
+Worker::Worker(Transport* transport, Launcher* launcher, WorkerIdentity identity)
+    : transport_(transport), launcher_(launcher), identity_(std::move(identity)) {}
+
+Result<Message> Worker::Await(const char* what) {
+  while (true) {
+    Result<std::optional<Envelope>> got = transport_->Receive(kIdleWait);
+    if (!got.ok()) return got.status().WithContext(std::string("waiting for ") + what);
+    if (got->has_value()) return std::move((*got)->message);
+  }
+}
+
+Status Worker::SetUp(const SetupMsg& setup) {
+  ReadyMsg ready;
+  Result<StudyConfig> config = LoadConfigText(setup.config_yaml, "config from rank 0");
+  Result<std::string> program = config.ok() ? ResolveProgram(config->trial.command[0]) : config.status();
+  if (program.ok()) {
+    config_ = std::move(*config);
+    program_ = *program;
+    trials_root_ = setup.trials_root;
+    gpu_ = AssignGpu(config_->workers.gpus, identity_.visible_gpus, identity_.local_index);
+    ready.ok = true;
+    ready.gpu = gpu_;
+  } else {
+    ready.error = program.status().message();
+  }
+  return transport_->Send(0, ready);
+}
+
+LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
+  const TrialOptions& options = config_->trial;
+  LaunchSpec spec;
+  spec.trial_dir = trials_root_ + "/" + std::to_string(assign.number);
+  spec.argv = ExpandCommand(options.command, assign.params, assign.number, spec.trial_dir);
+  spec.argv[0] = program_;
+  spec.timeout = options.timeout;
+  spec.kill_grace = options.kill_grace;
+  spec.log_limit_bytes = options.log_limit_bytes;
+  spec.tail_lines = options.tail_lines;
+  spec.env["CLEANSWEEP_PARAMS"] = ToJson(assign.params).dump();
+  spec.env["CLEANSWEEP_TRIAL"] = std::to_string(assign.number);
+  spec.env["CLEANSWEEP_TRIAL_DIR"] = spec.trial_dir;
+  spec.env["CLEANSWEEP_REPORT_FD"] = std::to_string(SpawnLauncher::kReportFd);
+  // One device, or none: a trial never sees a GPU that belongs to another worker.
+  if (!gpu_.empty() || config_->workers.gpus == "none" || !identity_.visible_gpus.empty()) {
+    spec.env["CUDA_VISIBLE_DEVICES"] = gpu_;
+  }
+  if (!std::getenv("OMP_NUM_THREADS")) {  // share the node's cores instead of oversubscribing them
+    spec.env["OMP_NUM_THREADS"] = std::to_string(std::max(1, identity_.cpu_count / std::max(1, identity_.local_count)));
+  }
+  for (const auto& [name, value] : options.env) spec.env[name] = value;
+  return spec;
+}
+
+Status Worker::RunTrial(const AssignMsg& assign) {
+  const LaunchSpec spec = SpecFor(assign);
+  Result<std::unique_ptr<TrialProcess>> started = launcher_->Start(spec);
+  TrialRecord record;
+  if (started.ok()) {
+    TrialProcess& trial = **started;
+    std::vector<StepReport> steps;
+    while (!trial.Finished()) {
+      trial.Poll(kTrialPoll, &steps);
+      for (const StepReport& s : steps) {
+        const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+        CS_RETURN_IF_ERROR(transport_->Send(0, ReportMsg{{assign.number, s.step, s.value, now}}));
+      }
+      steps.clear();
+      Result<std::optional<Envelope>> got = transport_->Receive(Millis(0));
+      if (!got.ok()) return got.status();
+      if (got->has_value() && std::holds_alternative<StopMsg>((*got)->message)) {
+        stop_ = true;
+        trial.Stop(TrialState::kInterrupted, "interrupted: " + std::get<StopMsg>((*got)->message).reason);
+      }
+    }
+    const TrialOutcome& o = trial.Outcome();
+    record.state = o.state;
+    record.value = o.value;
+    record.start_time = o.start_time;
+    record.end_time = o.end_time;
+    record.exit_code = o.exit_code;
+    record.signal = o.signal;
+    record.peak_rss_kb = o.peak_rss_kb;
+    record.last_step = o.last_step;
+    record.reason = o.reason;
+    record.output_tail = o.output_tail;
+    record.attrs_json = o.attrs_json;
+  } else {
+    record.state = TrialState::kFail;
+    record.reason = "the worker could not start the trial: " + started.status().message();
+    record.start_time = record.end_time =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  }
+  record.number = assign.number;
+  record.params = assign.params;
+  record.attempt = assign.attempt;
+  record.worker = transport_->rank();
+  record.host = identity_.host;
+  record.gpu = gpu_;
+  return transport_->Send(0, ResultMsg{std::move(record)});
+}
+
+Status Worker::Run() {
+  CS_RETURN_IF_ERROR(transport_->Send(0, HelloMsg{identity_.host}));
+  while (!stop_) {
+    Result<Message> message = Await("the coordinator");
+    if (!message.ok()) return message.status();
+    if (const auto* setup = std::get_if<SetupMsg>(&*message)) {
+      CS_RETURN_IF_ERROR(SetUp(*setup));
+    } else if (const auto* assign = std::get_if<AssignMsg>(&*message)) {
+      if (!config_) return Status::RuntimeError("got a trial before the config");
+      CS_RETURN_IF_ERROR(RunTrial(*assign));
+    } else if (std::holds_alternative<StopMsg>(*message)) {
+      stop_ = true;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace cleansweep

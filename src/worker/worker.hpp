@@ -1,0 +1,47 @@
+// The loop on each worker rank: set up from the coordinator's config, then run one fresh process
+// per assigned trial through the Launcher, relaying its reports and its outcome. A trial can fail
+// in any way; the worker carries on. It never writes the study file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/study_config.hpp"
+#include "launch/launcher.hpp"
+#include "transport/transport.hpp"
+
+namespace cleansweep {
+
+struct WorkerIdentity {
+  std::string host;
+  int local_index = 0;               // among the workers on this node
+  int local_count = 1;
+  std::vector<std::string> visible_gpus;
+  int cpu_count = 1;                 // cores on this node, for OMP_NUM_THREADS
+};
+
+class Worker {
+ public:
+  // Pointers must outlive the worker.
+  Worker(Transport* transport, Launcher* launcher, WorkerIdentity identity);
+
+  // Returns when the coordinator says stop. An error means the transport failed.
+  Status Run();
+
+ private:
+  Status SetUp(const SetupMsg& setup);
+  Status RunTrial(const AssignMsg& assign);
+  LaunchSpec SpecFor(const AssignMsg& assign) const;
+  Result<Message> Await(const char* what);
+
+  Transport* transport_;
+  Launcher* launcher_;
+  WorkerIdentity identity_;
+  std::optional<StudyConfig> config_;
+  std::string program_;
+  std::string gpu_;
+  std::string trials_root_;
+  bool stop_ = false;
+};
+
+}  // namespace cleansweep

@@ -1,0 +1,81 @@
+// A tiny trial program for the tests: its objective is a known function of its parameters, and the
+// `mode` parameter (or TOY_MODE) makes it misbehave in each way a real trial can.
+//
+//   objective = 1 - (x - 0.3)^2 - (n - 4)^2 / 100   [+ 0.05 when opt == "b"]
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include <cleansweep/trial.hpp>
+
+namespace {
+
+double Objective(const cleansweep::Trial& t) {
+  const double x = t.GetDouble("x", 0.0);
+  const double n = static_cast<double>(t.GetInt("n", 4));
+  return 1.0 - (x - 0.3) * (x - 0.3) - (n - 4) * (n - 4) / 100.0 + (t.GetString("opt", "a") == "b" ? 0.05 : 0.0);
+}
+
+}  // namespace
+
+int main() {
+  cleansweep::Trial trial = cleansweep::Trial::FromEnvironment();
+  const char* env_mode = std::getenv("TOY_MODE");
+  const std::string mode = trial.GetString("mode", env_mode ? env_mode : "ok");
+  const double sleep_s = trial.GetDouble("sleep", 0.0);
+  std::printf("toy trial %lld mode %s\n", static_cast<long long>(trial.number()), mode.c_str());
+  std::fflush(stdout);
+  const double value = Objective(trial);
+  for (int step = 0; step < 3; ++step) trial.Report(step, value * (step + 1) / 3.0);
+  if (sleep_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s));
+  if (mode == "crash") {
+    std::fprintf(stderr, "toy: about to crash\n");
+    ::raise(SIGSEGV);
+  }
+  if (mode == "fail") {
+    std::fprintf(stderr, "toy: failing on purpose\n");
+    return 3;
+  }
+  if (mode == "noreport") return 0;
+  if (mode == "malformed") {
+    const char* junk = "this is not json\n";
+    if (::write(std::atoi(std::getenv("CLEANSWEEP_REPORT_FD")), junk, std::strlen(junk)) < 0) return 9;
+    std::this_thread::sleep_for(std::chrono::seconds(30));  // the worker must not wait for this
+    return 0;
+  }
+  if (mode == "hang") {
+    std::this_thread::sleep_for(std::chrono::seconds(600));
+  }
+  if (mode == "grandchild") {  // leaves a grandchild in its process group, then hangs
+    if (::fork() == 0) {
+      ::execlp("sleep", "sleep", "600", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(600));
+  }
+  if (mode == "ignoreterm") {  // survives SIGTERM: only SIGKILL ends it
+    ::signal(SIGTERM, SIG_IGN);
+    std::this_thread::sleep_for(std::chrono::seconds(600));
+  }
+  if (mode == "flood") {  // 40 MiB of output, far past any sane log limit
+    std::string line(1023, 'x');
+    line += '\n';
+    for (int i = 0; i < 40 * 1024; ++i) std::fwrite(line.data(), 1, line.size(), stdout);
+    std::printf("flood done\n");
+    std::fflush(stdout);
+  }
+  if (mode == "oom") {
+    trial.ReportOutOfMemory("gpu", "CUDA out of memory. Tried to allocate 2.00 GiB");
+    return cleansweep::kExitOutOfMemory;
+  }
+  trial.SetAttr("mode", mode);
+  trial.SetAttr("twice", 2.0 * value);
+  trial.Finish(value);
+  return 0;
+}
