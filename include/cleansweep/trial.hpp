@@ -119,7 +119,8 @@ class Trial {
   static std::string Number(double v) {
     if (!std::isfinite(v)) return "null";  // the worker records a non-finite objective as a failure
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
+    std::snprintf(buf, sizeof buf, "%.15g", v);  // the shortest form that reads back exactly
+    if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
     return buf;
   }
 

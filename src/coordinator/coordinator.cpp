@@ -5,9 +5,6 @@
 namespace cleansweep {
 namespace {
 
-constexpr Millis kTick(1000);            // progress redraw and budget check interval
-constexpr Millis kSetupTimeout(300'000);  // a worker that says nothing for this long is lost
-
 bool Better(double a, double b, Direction direction) {
   return direction == Direction::kMaximize ? a > b : a < b;
 }
@@ -15,8 +12,8 @@ bool Better(double a, double b, Direction direction) {
 }  // namespace
 
 Coordinator::Coordinator(const StudyConfig& config, Transport* transport, Sampler* sampler, const Clock* clock,
-                         Progress* progress)
-    : config_(config), transport_(transport), sampler_(sampler), clock_(clock), progress_(progress),
+                         Progress* progress, CoordinatorTiming timing)
+    : config_(config), transport_(transport), sampler_(sampler), clock_(clock), progress_(progress), timing_(timing),
       workers_(static_cast<size_t>(transport->size())) {
   target_ = config.study.n_trials;
   if (const auto capacity = sampler->Capacity(); capacity && *capacity < target_) target_ = *capacity;
@@ -35,7 +32,7 @@ Result<Envelope> Coordinator::ReceiveOrFail(Millis max_wait, const char* waiting
 Status Coordinator::SetUpWorkers(const std::string& trials_root) {
   const int n = transport_->size() - 1;
   for (int seen = 0; seen < n;) {  // every worker says hello before it gets the config
-    Result<Envelope> e = ReceiveOrFail(kSetupTimeout, "workers to start");
+    Result<Envelope> e = ReceiveOrFail(timing_.setup_timeout, "workers to start");
     if (!e.ok()) return e.status();
     if (const auto* hello = std::get_if<HelloMsg>(&e->message)) {
       workers_[static_cast<size_t>(e->source)].host = hello->host;
@@ -48,7 +45,7 @@ Status Coordinator::SetUpWorkers(const std::string& trials_root) {
   std::string errors;
   int gpus = 0;
   for (int seen = 0; seen < n;) {
-    Result<Envelope> e = ReceiveOrFail(kSetupTimeout, "workers to set up");
+    Result<Envelope> e = ReceiveOrFail(timing_.setup_timeout, "workers to set up");
     if (!e.ok()) return e.status();
     const auto* ready = std::get_if<ReadyMsg>(&e->message);
     if (!ready) continue;
@@ -165,7 +162,7 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     }
     status = Dispatch();
     if (!status.ok() || (history_.running.empty() && !MoreToLaunch())) break;
-    Result<std::optional<Envelope>> got = transport_->Receive(kTick);
+    Result<std::optional<Envelope>> got = transport_->Receive(timing_.tick);
     if (!got.ok()) {
       status = got.status();
     } else if (got->has_value()) {

@@ -17,6 +17,11 @@
 
 namespace cleansweep {
 
+struct CoordinatorTiming {
+  Millis tick = Millis(1000);             // progress redraw and time-budget check interval
+  Millis setup_timeout = Millis(300'000);  // a worker silent for this long during set-up is lost
+};
+
 struct RunSummary {
   std::int64_t finished = 0;
   std::int64_t complete = 0;
@@ -30,7 +35,7 @@ class Coordinator {
 
   // All pointers must outlive the coordinator.
   Coordinator(const StudyConfig& config, Transport* transport, Sampler* sampler, const Clock* clock,
-              Progress* progress);
+              Progress* progress, CoordinatorTiming timing = {});
 
   // Runs the whole study. `open_store` is called once every worker has set up, so a config that a
   // worker rejects leaves no file behind. Every worker gets a Stop before this returns, on success
@@ -60,6 +65,7 @@ class Coordinator {
   Sampler* sampler_;
   const Clock* clock_;
   Progress* progress_;
+  CoordinatorTiming timing_;
   std::unique_ptr<StudyStore> store_;
   std::vector<WorkerSlot> workers_;  // by rank; [0] unused
   TrialHistory history_;

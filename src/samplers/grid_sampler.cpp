@@ -1,6 +1,8 @@
 #include "samplers/grid_sampler.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,13 @@ constexpr size_t kMaxGridPoints = 1'000'000;
 constexpr double kMaxIntValues = 1000;
 
 std::string Key(const ParamSet& params) { return ToJson(params).dump(); }
+
+// Twelve significant digits: a log grid shows 0.01, not 0.010000000000000002.
+double Round12(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.12g", x);
+  return std::strtod(buf, nullptr);
+}
 
 }  // namespace
 
@@ -36,7 +45,7 @@ Result<std::vector<ParamValue>> GridSampler::GridValues(const ParamSpec& spec) {
       const double t = i / static_cast<double>(spec.grid_points - 1);
       const double x = spec.log ? std::exp(std::log(spec.low) + t * (std::log(spec.high) - std::log(spec.low)))
                                 : spec.low + t * (spec.high - spec.low);
-      push(SearchSpace::Snap(spec, x));
+      push(Round12(SearchSpace::Snap(spec, x)));
     }
     return values;
   }

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "study/hdf5_handle.hpp"
+#include "study/table_layout.hpp"
 #include "util/version.hpp"
 
 namespace cleansweep {
@@ -61,7 +63,38 @@ void SetParam(RowBuffer* row, const ParamSpec& spec, const ParamSet& params) {
   }
 }
 
+// The HDF5 compound type of `layout`, used for the file and in memory alike.
+h5::Handle CompoundType(const RowLayout& layout) {
+  const size_t total = (layout.size() + 7) / 8 * 8;
+  h5::Handle type(H5Tcreate(H5T_COMPOUND, total));
+  h5::Handle text = h5::VarString();
+  for (const Column& c : layout.columns()) {
+    hid_t member = c.type == ColumnType::kInt32   ? H5T_NATIVE_INT32
+                   : c.type == ColumnType::kInt64 ? H5T_NATIVE_INT64
+                   : c.type == ColumnType::kFloat64 ? H5T_NATIVE_DOUBLE
+                                                    : text.get();
+    H5Tinsert(type.get(), c.name.c_str(), c.offset, member);
+  }
+  return type;
+}
+
 }  // namespace
+
+struct StudyFile::Impl {
+  Status Append(hid_t dataset, const RowLayout& layout, const RowBuffer& row, hsize_t* rows);
+
+  std::string path;
+  SearchSpace space;
+  RowLayout trials_layout;
+  RowLayout intermediate_layout;
+  h5::Handle file;
+  h5::Handle trials;
+  h5::Handle intermediate;
+  hsize_t trial_rows = 0;
+  hsize_t intermediate_rows = 0;
+};
+
+StudyFile::StudyFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, const StudyConfig& config) {
   h5::QuietErrors();
@@ -74,60 +107,59 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, co
   if (!parent.empty() && !std::filesystem::create_directories(parent, ec) && ec) {
     return Status::IoError(parent.string() + ": cannot create the folder for the study file: " + ec.message());
   }
-  std::unique_ptr<StudyFile> file(new StudyFile());
-  file->path_ = path;
-  file->space_ = config.space;
-  file->trials_layout_ = TrialsLayout(config.space);
-  file->intermediate_layout_ = IntermediateLayout();
+  auto file = std::make_unique<Impl>();
+  file->path = path;
+  file->space = config.space;
+  file->trials_layout = TrialsLayout(config.space);
+  file->intermediate_layout = IntermediateLayout();
   Status status = [&]() -> Status {
     Result<h5::Handle> f = h5::CheckId(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT),
                                        path + ": cannot create the study file");
     if (!f.ok()) return f.status();
-    file->file_ = std::move(*f);
-    CS_RETURN_IF_ERROR(WriteMetadata(file->file_.get(), config));
-    file->trials_type_ = file->trials_layout_.MakeType();
-    file->intermediate_type_ = file->intermediate_layout_.MakeType();
-    Result<h5::Handle> trials = CreateTable(file->file_.get(), "trials", file->trials_type_.get());
+    file->file = std::move(*f);
+    CS_RETURN_IF_ERROR(WriteMetadata(file->file.get(), config));
+    Result<h5::Handle> trials = CreateTable(file->file.get(), "trials", CompoundType(file->trials_layout).get());
     if (!trials.ok()) return trials.status();
-    file->trials_ = std::move(*trials);
-    Result<h5::Handle> inter = CreateTable(file->file_.get(), "intermediate", file->intermediate_type_.get());
+    file->trials = std::move(*trials);
+    Result<h5::Handle> inter =
+        CreateTable(file->file.get(), "intermediate", CompoundType(file->intermediate_layout).get());
     if (!inter.ok()) return inter.status();
-    file->intermediate_ = std::move(*inter);
-    return h5::CheckCall(H5Fflush(file->file_.get(), H5F_SCOPE_LOCAL), path + ": cannot flush");
+    file->intermediate = std::move(*inter);
+    return h5::CheckCall(H5Fflush(file->file.get(), H5F_SCOPE_LOCAL), path + ": cannot flush");
   }();
   if (!status.ok()) {
     file.reset();
     std::filesystem::remove(path, ec);
     return status;
   }
-  return file;
+  return std::unique_ptr<StudyFile>(new StudyFile(std::move(file)));
 }
 
 StudyFile::~StudyFile() {
-  if (file_.valid()) H5Fflush(file_.get(), H5F_SCOPE_LOCAL);
+  if (impl_->file.valid()) H5Fflush(impl_->file.get(), H5F_SCOPE_LOCAL);
 }
 
-Status StudyFile::Append(hid_t dataset, const RowLayout& layout, const RowBuffer& row, hsize_t* rows) {
+Status StudyFile::Impl::Append(hid_t dataset, const RowLayout& layout, const RowBuffer& row, hsize_t* rows) {
   const hsize_t new_size[1] = {*rows + 1};
-  CS_RETURN_IF_ERROR(h5::CheckCall(H5Dset_extent(dataset, new_size), path_ + ": cannot grow a table"));
+  CS_RETURN_IF_ERROR(h5::CheckCall(H5Dset_extent(dataset, new_size), path + ": cannot grow a table"));
   h5::Handle file_space(H5Dget_space(dataset));
   const hsize_t start[1] = {*rows}, count[1] = {1};
   H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
   h5::Handle mem_space(H5Screate_simple(1, count, nullptr));
-  h5::Handle type = layout.MakeType();
+  h5::Handle type = CompoundType(layout);
   CS_RETURN_IF_ERROR(h5::CheckCall(H5Dwrite(dataset, type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, row.data()),
-                                   path_ + ": cannot write a row"));
-  CS_RETURN_IF_ERROR(h5::CheckCall(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), path_ + ": cannot flush"));
+                                   path + ": cannot write a row"));
+  CS_RETURN_IF_ERROR(h5::CheckCall(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path + ": cannot flush"));
   ++*rows;
   return Status::Ok();
 }
 
 Status StudyFile::AppendTrial(const TrialRecord& r) {
-  RowBuffer row(trials_layout_);
+  RowBuffer row(impl_->trials_layout);
   row.Set("number", r.number);
   row.Set("state", std::string(TrialStateName(r.state)));
   row.Set("value", r.value.value_or(kNaN));
-  for (const ParamSpec& spec : space_.params()) SetParam(&row, spec, r.params);
+  for (const ParamSpec& spec : impl_->space.params()) SetParam(&row, spec, r.params);
   row.Set("datetime_start", r.start_time);
   row.Set("datetime_end", r.end_time);
   row.Set("duration", r.duration());
@@ -142,16 +174,16 @@ Status StudyFile::AppendTrial(const TrialRecord& r) {
   row.Set("reason", r.reason);
   row.Set("output_tail", r.output_tail);
   row.Set("attrs", r.attrs_json);
-  return Append(trials_.get(), trials_layout_, row, &trial_rows_);
+  return impl_->Append(impl_->trials.get(), impl_->trials_layout, row, &impl_->trial_rows);
 }
 
 Status StudyFile::AppendIntermediate(const IntermediateValue& v) {
-  RowBuffer row(intermediate_layout_);
+  RowBuffer row(impl_->intermediate_layout);
   row.Set("trial", v.trial);
   row.Set("step", v.step);
   row.Set("value", v.value);
   row.Set("time", v.time);
-  return Append(intermediate_.get(), intermediate_layout_, row, &intermediate_rows_);
+  return impl_->Append(impl_->intermediate.get(), impl_->intermediate_layout, row, &impl_->intermediate_rows);
 }
 
 }  // namespace cleansweep

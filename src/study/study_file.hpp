@@ -7,9 +7,7 @@
 #include <vector>
 
 #include "config/study_config.hpp"
-#include "study/hdf5_handle.hpp"
 #include "study/study_store.hpp"
-#include "study/table_layout.hpp"
 
 namespace cleansweep {
 
@@ -27,20 +25,10 @@ class StudyFile : public StudyStore {
   Status AppendIntermediate(const IntermediateValue& value) override;
 
  private:
-  StudyFile() = default;
-  Status Append(hid_t dataset, const RowLayout& layout, const RowBuffer& row, hsize_t* rows);
+  struct Impl;  // HDF5 handles; keeps hdf5.h out of this header
+  explicit StudyFile(std::unique_ptr<Impl> impl);
 
-  std::string path_;
-  SearchSpace space_;
-  RowLayout trials_layout_;
-  RowLayout intermediate_layout_;
-  h5::Handle file_;
-  h5::Handle trials_;
-  h5::Handle intermediate_;
-  h5::Handle trials_type_;
-  h5::Handle intermediate_type_;
-  hsize_t trial_rows_ = 0;
-  hsize_t intermediate_rows_ = 0;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Everything a study file holds, as read back.

@@ -3,7 +3,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "study/hdf5_handle.hpp"
 #include "study/study_file.hpp"
+#include "study/table_layout.hpp"
 
 namespace cleansweep {
 namespace {

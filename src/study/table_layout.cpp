@@ -43,20 +43,6 @@ const Column* RowLayout::Find(const std::string& name) const {
   return nullptr;
 }
 
-h5::Handle RowLayout::MakeType() const {
-  const size_t total = (size_ + 7) / 8 * 8;
-  h5::Handle type(H5Tcreate(H5T_COMPOUND, total));
-  h5::Handle text = h5::VarString();
-  for (const Column& c : columns_) {
-    hid_t member = c.type == ColumnType::kInt32   ? H5T_NATIVE_INT32
-                   : c.type == ColumnType::kInt64 ? H5T_NATIVE_INT64
-                   : c.type == ColumnType::kFloat64 ? H5T_NATIVE_DOUBLE
-                                                    : text.get();
-    H5Tinsert(type.get(), c.name.c_str(), c.offset, member);
-  }
-  return type;
-}
-
 RowBuffer::RowBuffer(const RowLayout& layout) : layout_(layout), bytes_((layout.size() + 7) / 8 * 8, 0) {
   for (const Column& c : layout.columns()) {
     if (c.type == ColumnType::kString) Set(c.name, std::string());

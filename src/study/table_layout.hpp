@@ -3,11 +3,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "space/search_space.hpp"
-#include "study/hdf5_handle.hpp"
 
 namespace cleansweep {
 
@@ -26,7 +26,6 @@ class RowLayout {
   const std::vector<Column>& columns() const { return columns_; }
   const Column* Find(const std::string& name) const;
   size_t size() const { return size_; }
-  h5::Handle MakeType() const;
 
  private:
   std::vector<Column> columns_;

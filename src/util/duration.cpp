@@ -30,16 +30,17 @@ Result<Millis> ParseDuration(std::string_view text) {
   double total = 0;
   size_t pos = 0;
   while (pos < text.size()) {
-    size_t start = pos;
+    const size_t number_start = pos;
     while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.')) ++pos;
-    if (pos == start) return invalid();
-    const double number = std::strtod(std::string(text.substr(start, pos - start)).c_str(), nullptr);
-    start = pos;
+    if (pos == number_start) return invalid();
+    const double number = std::strtod(std::string(text.substr(number_start, pos - number_start)).c_str(), nullptr);
+    const size_t unit_start = pos;
     while (pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) ++pos;
-    const std::string_view unit = text.substr(start, pos - start);
+    const std::string_view unit = text.substr(unit_start, pos - unit_start);
     const double scale = UnitMillis(unit);
     if (scale == 0) return invalid();
-    if (unit.empty() && pos != text.size()) return invalid();
+    // A bare number means seconds, but only on its own: "10s5" is a typo, not 15 seconds.
+    if (unit.empty() && (number_start != 0 || pos != text.size())) return invalid();
     total += number * scale;
   }
   return Millis(static_cast<Millis::rep>(std::llround(total)));

@@ -1,0 +1,73 @@
+"""Client side of the cleansweep trial protocol for Python training scripts (standard library only).
+
+    import cleansweep_trial as cs
+
+    trial = cs.Trial()                      # reads CLEANSWEEP_PARAMS and the report pipe
+    lr = trial.params.get("lr", 1e-3)       # defaults apply outside a sweep
+    for epoch in range(10):
+        acc = train_one_epoch(lr)
+        trial.report(epoch, acc)            # intermediate value
+    trial.set_attrs(n_params=123456)
+    trial.finish(acc)                       # the objective; then exit normally
+
+Outside a sweep (no CLEANSWEEP_REPORT_FD) every call still works: params is empty and reports are
+printed to stderr, so the same script runs standalone. docs/trial-protocol.md has the protocol.
+"""
+
+import json
+import math
+import os
+import sys
+
+EXIT_OUT_OF_MEMORY = 75
+
+
+class Trial:
+    """One trial as the sweep sees it. Not thread-safe; create one per process."""
+
+    def __init__(self, environ=None):
+        env = os.environ if environ is None else environ
+        self.params = json.loads(env.get("CLEANSWEEP_PARAMS", "{}"))
+        if not isinstance(self.params, dict):
+            raise ValueError("CLEANSWEEP_PARAMS is not a JSON object")
+        self.number = int(env.get("CLEANSWEEP_TRIAL", "-1"))
+        self.dir = env.get("CLEANSWEEP_TRIAL_DIR", "")
+        fd = env.get("CLEANSWEEP_REPORT_FD")
+        self._pipe = os.fdopen(int(fd), "w", buffering=1, closefd=False) if fd else None
+
+    @property
+    def in_sweep(self):
+        return self._pipe is not None
+
+    def report(self, step, value):
+        """An intermediate value of the objective at `step` (an epoch, say)."""
+        self._send({"step": int(step), "value": _finite(value)})
+
+    def set_attrs(self, **attrs):
+        """User attributes stored with the trial (JSON-serialisable values)."""
+        self._send({"attrs": attrs})
+
+    def finish(self, value):
+        """The final objective. Call once, then exit with status 0."""
+        self._send({"value": _finite(value)})
+
+    def report_out_of_memory(self, kind="gpu", message=""):
+        """Tells the sweep this trial ran out of memory ("gpu" or "host"); then sys.exit(EXIT_OUT_OF_MEMORY)."""
+        self._send({"oom": kind, "message": str(message)[:1000]})
+
+    def _send(self, obj):
+        line = json.dumps(obj, allow_nan=False) + "\n"
+        if self._pipe is None:
+            sys.stderr.write("cleansweep report: " + line)
+            return
+        try:
+            self._pipe.write(line)
+        except BrokenPipeError:
+            pass  # the worker is gone; nothing useful left to do
+
+
+def _finite(value):
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError("cleansweep objectives must be finite numbers, got %r" % value)
+    return value

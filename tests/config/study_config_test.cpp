@@ -1,0 +1,199 @@
+#include "config/study_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.hpp"
+
+namespace cleansweep {
+namespace {
+
+const char* kGood = R"(study: {name: demo, direction: maximize, n_trials: 12, time_budget: 1h, storage: out/demo.h5}
+sampler: {kind: random, seed: 7}
+trial: {command: ["prog", "--lr={lr}", "--trial", "{trial}"], timeout: 10m}
+space:
+  lr:         {type: float, low: 1.0e-4, high: 0.3, log: true}
+  batch_size: {type: int, low: 16, high: 256, log: true}
+  channels:   {type: int, low: 8, high: 64, step: 8}
+  optimizer:  {type: categorical, choices: [sgd, adam, adamw]}
+  momentum:   {type: float, low: 0.0, high: 0.99, when: {optimizer: sgd}}
+  flag:       {type: categorical, choices: [true, false, 3, 2.5, "yes"]}
+  epochs:     5
+)";
+
+// Replaces the first occurrence of `from` in kGood.
+std::string GoodWith(const std::string& from, const std::string& to) {
+  std::string text = kGood;
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+std::string ErrorOf(const std::string& text, const std::vector<std::string>& sets = {}) {
+  Result<StudyConfig> config = LoadConfigText(text, "cfg.yaml", sets);
+  EXPECT_FALSE(config.ok());
+  if (config.ok()) return "";
+  EXPECT_EQ(config.status().code(), Status::Code::kInvalidInput);
+  return config.status().message();
+}
+
+TEST(StudyConfig, ParsesEveryKind) {
+  Result<StudyConfig> config = LoadConfigText(kGood, "cfg.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->study.name, "demo");
+  EXPECT_EQ(config->study.direction, Direction::kMaximize);
+  EXPECT_EQ(config->study.n_trials, 12);
+  EXPECT_EQ(config->study.time_budget->count(), 3'600'000);
+  EXPECT_EQ(config->study.storage, "out/demo.h5");
+  EXPECT_EQ(config->sampler.seed, 7u);
+  EXPECT_EQ(config->trial.timeout->count(), 600'000);
+  ASSERT_EQ(config->space.params().size(), 7u);
+  const ParamSpec* lr = config->space.Find("lr");
+  EXPECT_EQ(lr->kind, ParamKind::kFloat);
+  EXPECT_TRUE(lr->log);
+  const ParamSpec* channels = config->space.Find("channels");
+  EXPECT_EQ(channels->kind, ParamKind::kInt);
+  EXPECT_EQ(*channels->step, 8);
+  const ParamSpec* momentum = config->space.Find("momentum");
+  ASSERT_EQ(momentum->when.size(), 1u);
+  EXPECT_EQ(momentum->when[0].parent, "optimizer");
+  const ParamSpec* flag = config->space.Find("flag");
+  ASSERT_EQ(flag->choices.size(), 5u);
+  EXPECT_EQ(flag->choices[0], ParamValue(true));
+  EXPECT_EQ(flag->choices[2], ParamValue(std::int64_t{3}));
+  EXPECT_EQ(flag->choices[3], ParamValue(2.5));
+  EXPECT_EQ(flag->choices[4], ParamValue(std::string("yes")));  // quoted text stays text
+  EXPECT_EQ(config->space.Find("epochs")->kind, ParamKind::kFixed);
+}
+
+TEST(StudyConfig, DefaultStorageFollowsTheName) {
+  Result<StudyConfig> config = LoadConfigText(GoodWith(", storage: out/demo.h5", ""), "cfg.yaml");
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->study.storage, "results/demo.h5");
+}
+
+TEST(StudyConfig, OverridesReplaceValuesAndAreStored) {
+  Result<StudyConfig> config =
+      LoadConfigText(kGood, "cfg.yaml", {"study.n_trials=8", "sampler.seed=99", "space.lr.high=0.1", "trial.env.A=b"});
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->study.n_trials, 8);
+  EXPECT_EQ(config->sampler.seed, 99u);
+  EXPECT_EQ(config->space.Find("lr")->high, 0.1);
+  EXPECT_EQ(config->trial.env.at("A"), "b");
+  // The stored text is the effective config: loading it again gives the same values.
+  Result<StudyConfig> again = LoadConfigText(config->yaml_text, "stored");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->study.n_trials, 8);
+}
+
+TEST(StudyConfig, BadOverridesNameTheFlag) {
+  EXPECT_EQ(ErrorOf(kGood, {"study.n_trials=many"}), "--set study.n_trials: expected a whole number, got 'many'");
+  EXPECT_NE(ErrorOf(kGood, {"n_trials"}).find("expected KEY=VALUE"), std::string::npos);
+  EXPECT_NE(ErrorOf(kGood, {"study.bogus=1"}).find("--set study.bogus: unknown key"), std::string::npos);
+}
+
+TEST(StudyConfig, SyntaxErrorGivesLineAndColumn) {
+  EXPECT_NE(ErrorOf("study: {name: x\nspace: [").find("cfg.yaml:"), std::string::npos);
+  EXPECT_NE(ErrorOf("study: {name: x\nspace: [").find("YAML syntax error"), std::string::npos);
+}
+
+TEST(StudyConfig, UnknownKeysListWhatIsAllowed) {
+  const std::string top = ErrorOf(std::string(kGood) + "extra: 1\n");
+  EXPECT_NE(top.find("cfg.yaml:12:1: extra: unknown key (allowed here: study, sampler, trial, space, workers)"),
+            std::string::npos) << top;
+  const std::string nested = ErrorOf(GoodWith("n_trials: 12", "n_trails: 12"));
+  EXPECT_NE(nested.find("study.n_trails: unknown key"), std::string::npos) << nested;
+  EXPECT_NE(nested.find("cfg.yaml:1:"), std::string::npos) << nested;
+  EXPECT_NE(ErrorOf(GoodWith("log: true}", "log: true, scale: 2}")).find("space.lr.scale: unknown key"),
+            std::string::npos);
+}
+
+TEST(StudyConfig, WrongTypes) {
+  EXPECT_NE(ErrorOf(GoodWith("n_trials: 12", "n_trials: twelve")).find("study.n_trials: expected a whole number, got 'twelve'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("low: 1.0e-4", "low: small")).find("cfg.yaml:5:"), std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("low: 16", "low: 16.5")).find("space.batch_size.low: expected a whole number"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("log: true}", "log: maybe}")).find("space.lr.log: expected true or false"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("timeout: 10m", "timeout: soon")).find("trial.timeout: 'soon' is not a duration"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith(R"(command: ["prog", "--lr={lr}", "--trial", "{trial}"])", "command: prog"))
+                .find("trial.command: expected a list of words"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("direction: maximize", "direction: up")).find("must be minimize or maximize"),
+            std::string::npos);
+}
+
+TEST(StudyConfig, BoundsMustMakeARange) {
+  EXPECT_NE(ErrorOf(GoodWith("low: 8, high: 64", "low: 64, high: 8")).find("space.channels.low: low must be below high"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("low: 8, high: 64", "low: 8, high: 8")).find("low must be below high"), std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("low: 1.0e-4", "low: 0")).find("space.lr.low: a log scale needs low > 0, got 0"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("low: 1.0e-4", "low: -1")).find("a log scale needs low > 0"), std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("step: 8", "step: 0")).find("step must be > 0"), std::string::npos);
+}
+
+TEST(StudyConfig, ChoicesMustBeAListOfDistinctValues) {
+  EXPECT_NE(ErrorOf(GoodWith("choices: [sgd, adam, adamw]", "choices: []")).find("space.optimizer.choices: needs at least one choice"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("choices: [sgd, adam, adamw]", "choices: [sgd, sgd]")).find("choice sgd appears twice"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("{type: categorical, choices: [sgd, adam, adamw]}", "{type: categorical}")).find("missing `choices`"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("type: categorical", "type: choice")).find("unknown type 'choice' (allowed: float, int, categorical, fixed)"),
+            std::string::npos);
+}
+
+TEST(StudyConfig, WhenMustNameAParameter) {
+  const std::string e = ErrorOf(GoodWith("when: {optimizer: sgd}", "when: {optimiser: sgd}"));
+  EXPECT_NE(e.find("parameter 'momentum': `when` names 'optimiser', which is not a parameter"), std::string::npos) << e;
+}
+
+TEST(StudyConfig, WhenCyclesAreRefused) {
+  const std::string e = ErrorOf(
+      GoodWith("optimizer:  {type: categorical, choices: [sgd, adam, adamw]}",
+               "optimizer:  {type: categorical, choices: [sgd, adam, adamw], when: {momentum: 0.5}}"));
+  EXPECT_NE(e.find("form a cycle"), std::string::npos) << e;
+}
+
+TEST(StudyConfig, UnknownSamplerListsTheKnownOnes) {
+  EXPECT_NE(ErrorOf(GoodWith("kind: random", "kind: tpe2")).find("sampler.kind: unknown sampler 'tpe2' (available: random, grid)"),
+            std::string::npos);
+}
+
+TEST(StudyConfig, PlaceholdersMustNameParameters) {
+  EXPECT_NE(ErrorOf(GoodWith("--lr={lr}", "--lr={learning_rate}"))
+                .find("trial.command[1]: placeholder {learning_rate} names no parameter"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("--lr={lr}", "--lr={lr")).find("unclosed '{'"), std::string::npos);
+  EXPECT_TRUE(LoadConfigText(GoodWith("\"--lr={lr}\"", R"('--json={{"a": 1}}')"), "cfg.yaml").ok());
+}
+
+TEST(StudyConfig, MissingSectionsSayWhatIsNeeded) {
+  EXPECT_NE(ErrorOf("sampler: {kind: random}\n").find("study: missing"), std::string::npos);
+  EXPECT_NE(ErrorOf("study: {name: x}\ntrial: {command: [a]}\n").find("space: missing"), std::string::npos);
+  EXPECT_NE(ErrorOf("study: {name: x}\nspace: {a: 1}\n").find("trial: missing"), std::string::npos);
+  EXPECT_NE(ErrorOf("- 1\n- 2\n").find("expected a mapping"), std::string::npos);
+}
+
+TEST(StudyConfig, ParameterNamesAreIdentifiers) {
+  EXPECT_NE(ErrorOf(GoodWith("epochs:     5", "2epochs: 5")).find("parameter names use letters"), std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("epochs:     5", "trial: 5")).find("reserved"), std::string::npos);
+}
+
+TEST(StudyConfig, MissingFileIsBadInput) {
+  Result<StudyConfig> config = LoadConfigFile("/nonexistent/cfg.yaml", {});
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), Status::Code::kInvalidInput);
+  EXPECT_NE(config.status().message().find("/nonexistent/cfg.yaml: cannot open the config file"), std::string::npos);
+}
+
+TEST(Placeholders, FindsNamesAndEscapes) {
+  EXPECT_EQ(*PlaceholdersIn("--lr={lr}/{trial}"), (std::vector<std::string>{"lr", "trial"}));
+  EXPECT_TRUE(PlaceholdersIn("{{literal}}")->empty());
+  EXPECT_FALSE(PlaceholdersIn("a}b").ok());
+}
+
+}  // namespace
+}  // namespace cleansweep

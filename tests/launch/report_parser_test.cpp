@@ -1,0 +1,60 @@
+#include "launch/report_parser.hpp"
+
+#include <gtest/gtest.h>
+
+namespace cleansweep {
+namespace {
+
+TEST(ReportParser, ReadsStepsAttrsAndTheFinalValue) {
+  ReportParser parser;
+  std::vector<StepReport> steps;
+  const std::string text = "{\"step\": 0, \"value\": 0.5}\n{\"attrs\": {\"a\": 1}}\n\n{\"step\": 1, \"val";
+  parser.Feed(text.data(), text.size(), &steps);
+  ASSERT_EQ(steps.size(), 1u);  // the second step line is not complete yet
+  const std::string rest = "ue\": 0.75}\n{\"attrs\": {\"b\": \"x\"}, \"value\": 0.9}";
+  parser.Feed(rest.data(), rest.size(), &steps);
+  parser.Finish(&steps);  // the last line has no newline and still counts
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[1].step, 1);
+  EXPECT_EQ(steps[1].value, 0.75);
+  EXPECT_EQ(parser.last_step(), 1);
+  EXPECT_EQ(*parser.final_value(), 0.9);
+  EXPECT_EQ(parser.attrs().dump(), R"({"a":1,"b":"x"})");
+  EXPECT_FALSE(parser.error());
+}
+
+TEST(ReportParser, OutOfMemoryNotice) {
+  ReportParser parser;
+  std::vector<StepReport> steps;
+  const std::string text = "{\"oom\": \"gpu\", \"message\": \"CUDA out of memory\"}\n";
+  parser.Feed(text.data(), text.size(), &steps);
+  EXPECT_EQ(*parser.oom(), "gpu");
+  EXPECT_EQ(parser.oom_message(), "CUDA out of memory");
+}
+
+void ExpectError(const std::string& text, const std::string& expected) {
+  ReportParser parser;
+  std::vector<StepReport> steps;
+  parser.Feed(text.data(), text.size(), &steps);
+  parser.Finish(&steps);
+  ASSERT_TRUE(parser.error()) << text;
+  EXPECT_NE(parser.error()->find(expected), std::string::npos) << *parser.error();
+}
+
+TEST(ReportParser, MalformedLinesAreErrorsWithTheirLineNumber) {
+  ExpectError("{\"value\": 1}\nnot json\n", "report line 2: not a JSON object: not json");
+  ExpectError("[1, 2]\n", "not a JSON object");
+  ExpectError("{\"valu\": 1}\n", "unknown key 'valu'");
+  ExpectError("{\"value\": \"high\"}\n", "the final value must be a finite number");
+  ExpectError("{\"value\": null}\n", "the final value must be a finite number");
+  ExpectError("{\"value\": 1}\n{\"value\": 2}\n", "a final value was already reported");
+  ExpectError("{\"step\": -1, \"value\": 1}\n", "step must be a whole number >= 0");
+  ExpectError("{\"step\": 1.5, \"value\": 1}\n", "step must be a whole number >= 0");
+  ExpectError("{\"step\": 1}\n", "an intermediate report needs a finite value");
+  ExpectError("{\"attrs\": 3}\n", "attrs must be a JSON object");
+  ExpectError("{\"oom\": \"disk\"}\n", "oom must be");
+  ExpectError(std::string(ReportParser::kMaxLineBytes + 10, 'x'), "without a newline");
+}
+
+}  // namespace
+}  // namespace cleansweep

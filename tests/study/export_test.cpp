@@ -1,0 +1,66 @@
+#include "study/export.hpp"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace cleansweep {
+namespace {
+
+StudyData Study() {
+  StudyData study;
+  study.config = *LoadConfigText(
+      "study: {name: e}\ntrial: {command: [p]}\nspace:\n  opt: {type: categorical, choices: [sgd, adam]}\n"
+      "  m: {type: float, low: 0.0, high: 1.0, when: {opt: sgd}}\n",
+      "e.yaml");
+  TrialRecord a;
+  a.number = 0;
+  a.state = TrialState::kComplete;
+  a.value = 0.5;
+  a.params = {{"opt", std::string("sgd")}, {"m", 0.25}};
+  a.attrs_json = R"({"note": "has, comma", "size": 3})";
+  a.output_tail = "line \"quoted\"\n";
+  TrialRecord b;
+  b.number = 1;
+  b.state = TrialState::kFail;
+  b.params = {{"opt", std::string("adam")}};
+  b.reason = "exited with status 3";
+  study.trials = {a, b};
+  study.intermediate = {{0, 1, 0.4, 10.0}};
+  return study;
+}
+
+TEST(Export, CsvHasTheDocumentedColumnsAndQuoting) {
+  std::ostringstream out;
+  WriteCsv(Study(), out);
+  std::istringstream lines(out.str());
+  std::string header, row0, row0_cont, row1;
+  std::getline(lines, header);
+  EXPECT_EQ(header,
+            "number,state,value,param_opt,param_m,attr_note,attr_size,datetime_start,datetime_end,duration,worker,"
+            "host,gpu,exit_code,signal,peak_rss_kb,attempt,last_step,reason,output_tail");
+  std::getline(lines, row0);
+  EXPECT_EQ(row0.rfind("0,COMPLETE,0.5,sgd,0.25,\"has, comma\",3,", 0), 0u) << row0;
+  std::getline(lines, row0_cont);  // the quoted output tail spans two lines
+  EXPECT_EQ(row0_cont, "\"");
+  std::getline(lines, row1);
+  EXPECT_EQ(row1.rfind("1,FAIL,,adam,,,,", 0), 0u) << row1;
+  EXPECT_NE(row1.find("exited with status 3"), std::string::npos);
+}
+
+TEST(Export, JsonCarriesParamsAttrsAndIntermediateValues) {
+  std::ostringstream out;
+  WriteJson(Study(), out);
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc["study"]["name"], "e");
+  ASSERT_EQ(doc["trials"].size(), 2u);
+  EXPECT_EQ(doc["trials"][0]["params"]["m"], 0.25);
+  EXPECT_EQ(doc["trials"][0]["attrs"]["size"], 3);
+  EXPECT_TRUE(doc["trials"][1]["value"].is_null());
+  EXPECT_FALSE(doc["trials"][1]["params"].contains("m"));
+  EXPECT_EQ(doc["intermediate"][0]["step"], 1);
+}
+
+}  // namespace
+}  // namespace cleansweep

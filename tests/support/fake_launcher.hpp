@@ -1,0 +1,79 @@
+// A Launcher that starts no process: each trial "runs" for a number of polls, reports steps and
+// ends with an objective computed from its parameters. Trials with hang=true run until stopped.
+#pragma once
+
+#include <atomic>
+
+#include "launch/launcher.hpp"
+#include "space/param_value.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace cleansweep::testing {
+
+// objective = x (a float parameter) + 10 * n (an int parameter), when present.
+inline double FakeObjective(const ParamSet& p) {
+  double v = 0;
+  if (p.count("x")) v += AsNumber(p.at("x"));
+  if (p.count("n")) v += 10 * AsNumber(p.at("n"));
+  return v;
+}
+
+class FakeTrial : public TrialProcess {
+ public:
+  FakeTrial(ParamSet params, int polls, bool hang) : params_(std::move(params)), polls_left_(polls), hang_(hang) {}
+
+  void Poll(Millis, std::vector<StepReport>* steps) override {
+    if (finished_) return;
+    if (stop_) {
+      outcome_.state = *stop_;
+      outcome_.reason = reason_;
+      finished_ = true;
+      return;
+    }
+    steps->push_back({step_, FakeObjective(params_) * static_cast<double>(step_ + 1)});
+    outcome_.last_step = step_++;
+    if (hang_ || --polls_left_ > 0) return;
+    outcome_.state = TrialState::kComplete;
+    outcome_.value = FakeObjective(params_);
+    outcome_.exit_code = 0;
+    outcome_.start_time = 1;
+    outcome_.end_time = 2;
+    finished_ = true;
+  }
+  bool Finished() const override { return finished_; }
+  void Stop(TrialState state, const std::string& reason) override {
+    if (!stop_) stop_ = state, reason_ = reason;
+  }
+  const TrialOutcome& Outcome() const override { return outcome_; }
+
+ private:
+  ParamSet params_;
+  int polls_left_;
+  bool hang_;
+  std::int64_t step_ = 0;
+  bool finished_ = false;
+  std::optional<TrialState> stop_;
+  std::string reason_;
+  TrialOutcome outcome_;
+};
+
+class FakeLauncher : public Launcher {
+ public:
+  explicit FakeLauncher(bool hang = false) : hang_(hang) {}
+  Result<std::unique_ptr<TrialProcess>> Start(const LaunchSpec& spec) override {
+    ++started;
+    last_env = spec.env;
+    Result<ParamSet> params = ParamSetFromJson(nlohmann::json::parse(spec.env.at("CLEANSWEEP_PARAMS")));
+    const int polls = 1 + static_cast<int>(started % 3);  // uneven durations
+    return std::unique_ptr<TrialProcess>(std::make_unique<FakeTrial>(*params, polls, hang_));
+  }
+
+  std::atomic<int> started{0};
+  std::map<std::string, std::string> last_env;
+
+ private:
+  bool hang_;
+};
+
+}  // namespace cleansweep::testing

@@ -1,0 +1,73 @@
+#include "transport/messages.hpp"
+
+#include <gtest/gtest.h>
+
+#include "transport/in_process_transport.hpp"
+
+namespace cleansweep {
+namespace {
+
+template <typename T>
+T RoundTrip(const T& message) {
+  const Message m = message;
+  Result<Message> back = Decode(static_cast<int>(TagOf(m)), Encode(m));
+  EXPECT_TRUE(back.ok()) << back.status().message();
+  return std::get<T>(*back);
+}
+
+TEST(Messages, EveryTypeRoundTrips) {
+  EXPECT_EQ(RoundTrip(HelloMsg{"node7"}).host, "node7");
+  const SetupMsg setup = RoundTrip(SetupMsg{"study: {}", "/r/x.trials"});
+  EXPECT_EQ(setup.config_yaml, "study: {}");
+  EXPECT_EQ(setup.trials_root, "/r/x.trials");
+  const ReadyMsg ready = RoundTrip(ReadyMsg{false, "no program", "3"});
+  EXPECT_FALSE(ready.ok);
+  EXPECT_EQ(ready.error, "no program");
+  EXPECT_EQ(ready.gpu, "3");
+  const AssignMsg assign = RoundTrip(AssignMsg{
+      42, {{"b", true}, {"i", std::int64_t{-7}}, {"f", 0.125}, {"s", std::string("adam")}}, 2});
+  EXPECT_EQ(assign.number, 42);
+  EXPECT_EQ(assign.params.at("b"), ParamValue(true));
+  EXPECT_EQ(assign.params.at("i"), ParamValue(std::int64_t{-7}));
+  EXPECT_EQ(assign.params.at("f"), ParamValue(0.125));
+  EXPECT_EQ(assign.params.at("s"), ParamValue(std::string("adam")));
+  EXPECT_EQ(assign.attempt, 2);
+  const ReportMsg report = RoundTrip(ReportMsg{{5, 3, 0.75, 12.5}});
+  EXPECT_EQ(report.value.trial, 5);
+  EXPECT_EQ(report.value.step, 3);
+  TrialRecord r;
+  r.number = 9;
+  r.state = TrialState::kTimeout;
+  r.value = 0.5;
+  r.reason = "ran past";
+  r.output_tail = std::string(10000, 'x');
+  const ResultMsg result = RoundTrip(ResultMsg{r});
+  EXPECT_EQ(result.record.state, TrialState::kTimeout);
+  EXPECT_EQ(*result.record.value, 0.5);
+  EXPECT_EQ(result.record.output_tail.size(), 10000u);
+  EXPECT_EQ(RoundTrip(StopMsg{"done"}).reason, "done");
+}
+
+TEST(Messages, CorruptPayloadsAreErrorsNotCrashes) {
+  EXPECT_FALSE(Decode(static_cast<int>(Tag::kResult), "xy").ok());
+  EXPECT_FALSE(Decode(99, "").ok());
+}
+
+TEST(InProcessTransport, DeliversInOrderWithTheSource) {
+  InProcessHub hub(3);
+  InProcessTransport a(&hub, 1), b(&hub, 0);
+  ASSERT_TRUE(a.Send(0, HelloMsg{"one"}).ok());
+  ASSERT_TRUE(a.Send(0, StopMsg{"two"}).ok());
+  auto first = b.Receive(Millis(100));
+  ASSERT_TRUE(first.ok() && first->has_value());
+  EXPECT_EQ((*first)->source, 1);
+  EXPECT_EQ(std::get<HelloMsg>((*first)->message).host, "one");
+  auto second = b.Receive(Millis(100));
+  EXPECT_EQ(std::get<StopMsg>((*second)->message).reason, "two");
+  auto none = b.Receive(Millis(10));
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+}
+
+}  // namespace
+}  // namespace cleansweep

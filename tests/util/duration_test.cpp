@@ -1,0 +1,35 @@
+#include "util/duration.hpp"
+
+#include <gtest/gtest.h>
+
+namespace cleansweep {
+namespace {
+
+TEST(ParseDuration, AcceptsUnitsAndCompounds) {
+  EXPECT_EQ(ParseDuration("90s")->count(), 90'000);
+  EXPECT_EQ(ParseDuration("10m")->count(), 600'000);
+  EXPECT_EQ(ParseDuration("2h")->count(), 7'200'000);
+  EXPECT_EQ(ParseDuration("1h30m")->count(), 5'400'000);
+  EXPECT_EQ(ParseDuration("250ms")->count(), 250);
+  EXPECT_EQ(ParseDuration("1.5s")->count(), 1'500);
+  EXPECT_EQ(ParseDuration("45")->count(), 45'000);
+  EXPECT_EQ(ParseDuration("1d")->count(), 86'400'000);
+}
+
+TEST(ParseDuration, RejectsGarbage) {
+  for (const char* bad : {"", "m", "10x", "-5s", "5 s", "10s5", "abc"}) {
+    const Result<Millis> d = ParseDuration(bad);
+    ASSERT_FALSE(d.ok()) << bad;
+    EXPECT_NE(d.status().message().find("not a duration"), std::string::npos);
+  }
+}
+
+TEST(FormatDuration, IsCompact) {
+  EXPECT_EQ(FormatDuration(Millis(850)), "850ms");
+  EXPECT_EQ(FormatDuration(Millis(42'000)), "42.0s");
+  EXPECT_EQ(FormatDuration(Millis(185'000)), "3m05s");
+  EXPECT_EQ(FormatDuration(Millis(7'800'000)), "2h10m");
+}
+
+}  // namespace
+}  // namespace cleansweep
