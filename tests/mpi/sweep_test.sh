@@ -1,0 +1,143 @@
+#!/bin/bash
+# End-to-end sweeps through real MPI: `sweep_test.sh SCENARIO BIN_DIR SOURCE_DIR`.
+# Each scenario starts cleansweep under mpirun and checks its exit status, output and study file.
+set -euo pipefail
+scenario=$1 bin=$2 src=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+mpi=(mpirun --oversubscribe)
+[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+export OMPI_MCA_btl_vader_single_copy_mechanism=none  # containers often forbid the CMA ptrace path
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+toy_config() {  # toy_config NAME N_TRIALS SAMPLER MODES [EXTRA_SPACE]
+  cat > "$1.yaml" <<YAML
+study: {name: $1, direction: maximize, n_trials: $2, storage: $work/$1.h5}
+sampler: $3
+trial: {command: ["$bin/toy_trial"], timeout: 30s, kill_grace: 1s}
+space:
+  x: {type: float, low: 0.0, high: 1.0}
+  n: {type: int, low: 1, high: 8}
+  opt: {type: categorical, choices: [a, b]}
+  mode: {type: categorical, choices: [$4]}
+${5:-}
+YAML
+}
+
+case $scenario in
+  np3)  # mixed outcomes, 1 coordinator + 2 workers
+    toy_config np3 40 "{kind: random, seed: 5}" "ok, fail, crash, noreport, oom"
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run np3.yaml > out.txt || fail "run exited $?"
+    grep -q "study file: $work/np3.h5" out.txt || fail "no closing line"
+    [ "$(grep -c '^\[..*/40\] trial ' out.txt)" = 40 ] || fail "expected one progress line per trial"
+    /usr/bin/python3 "$src/tests/mpi/check_study.py" np3.h5 40 2
+    "$bin/cleansweep" show np3.h5 > show.txt
+    grep -q "40 of 40 trials finished" show.txt || fail "show: $(cat show.txt)"
+    grep -q "^best: trial" show.txt || fail "show has no best trial"
+    "$bin/cleansweep" export np3.h5 --format csv -o np3.csv
+    /usr/bin/python3 - <<PY
+import pandas as pd
+df = pd.read_csv("np3.csv")
+assert len(df) == 40 and list(df.columns[:4]) == ["number", "state", "value", "param_x"], df.columns
+assert "attr_mode" in df.columns and "attr_twice" in df.columns
+PY
+    ;;
+  np4)  # grid with a conditional parameter, 1 coordinator + 3 workers
+    toy_config np4 100 "{kind: grid, seed: 2}" "ok" "  s: {type: float, low: 0.0, high: 1.0, grid: [0.1, 0.2], when: {opt: b}}
+  x2: {type: float, low: 0.1, high: 0.5, grid_points: 3}"
+    sed -i 's/n: {type: int, low: 1, high: 8}/n: {type: int, low: 1, high: 3}/' np4.yaml
+    # x has no grid values: the grid sampler must refuse before anything starts
+    set +e
+    "${mpi[@]}" -np 4 "$bin/cleansweep" run np4.yaml > out.txt 2> err.txt
+    code=$?
+    set -e
+    [ $code = 2 ] || fail "exit status $code, expected 2"
+    grep -q "np4.yaml:5: space.x: the grid sampler needs" err.txt || fail "message: $(cat err.txt)"
+    # 3 n x (a + b with 2 s) x 3 x2 = 27 points
+    sed -i 's/x: {type: float, low: 0.0, high: 1.0}/x: {type: float, low: 0.0, high: 1.0, grid: [0.3]}/' np4.yaml
+    rm -f np4.h5
+    "${mpi[@]}" -np 4 "$bin/cleansweep" run np4.yaml > out.txt || fail "run exited $?"
+    /usr/bin/python3 "$src/tests/mpi/check_study.py" np4.h5 27 3 --grid
+    ;;
+  timeout)  # trials that hang are killed at their timeout, grandchildren included
+    toy_config timeout 3 "{kind: random}" "hang"
+    sed -i 's/timeout: 30s/timeout: 1s/' timeout.yaml
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run timeout.yaml > out.txt || fail "run exited $?"
+    /usr/bin/python3 "$src/tests/mpi/check_study.py" timeout.h5 3 2
+    ;;
+  one_rank)  # a single rank explains how to start it
+    toy_config one 2 "{kind: random}" "ok"
+    set +e
+    "${mpi[@]}" -np 1 "$bin/cleansweep" run one.yaml > out.txt 2> err.txt
+    code=$?
+    set -e
+    [ $code = 2 ] || fail "exit status $code, expected 2"
+    grep -q "needs at least 2 MPI ranks" err.txt || fail "message: $(cat err.txt)"
+    grep -q "mpirun -np 3 cleansweep run one.yaml" err.txt || fail "no example command"
+    [ ! -e one.h5 ] || fail "a study file was created"
+    ;;
+  bad_config)  # invalid input: exit 2, a file:line message, no study file, every rank gone
+    toy_config bad 2 "{kind: random}" "ok"
+    sed -i 's/low: 0.0, high: 1.0}/low: 1.0, high: 0.0}/' bad.yaml
+    set +e
+    timeout 60 "${mpi[@]}" -np 3 "$bin/cleansweep" run bad.yaml > out.txt 2> err.txt
+    code=$?
+    set -e
+    [ $code = 2 ] || fail "exit status $code, expected 2: $(cat err.txt)"
+    grep -q "bad.yaml:5:25: space.x.low: low must be below high" err.txt || fail "message: $(cat err.txt)"
+    [ ! -e bad.h5 ] || fail "a study file was created"
+    ;;
+  existing)  # a second run of the same study refuses to touch the first one's file
+    toy_config again 2 "{kind: random}" "ok"
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run again.yaml > out.txt || fail "first run exited $?"
+    before=$(md5sum again.h5)
+    set +e
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run again.yaml > out2.txt 2> err.txt
+    code=$?
+    set -e
+    [ $code = 2 ] || fail "exit status $code, expected 2"
+    grep -q "already exists" err.txt || fail "message: $(cat err.txt)"
+    [ "$(md5sum again.h5)" = "$before" ] || fail "the existing study file changed"
+    ;;
+  idle_cpu)  # no busy waiting: CPU used by the coordinator and workers while trials sleep
+    toy_config idle 2 "{kind: random}" "ok" "  sleep: 8"
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run idle.yaml > out.txt &
+    launcher=$!
+    sleep 2.5  # set-up done, both trials asleep
+    ticks() { for p in $(pgrep -f "cleansweep run idle.yaml" | grep -v "^$launcher\$"); do
+      [ "$(ps -o comm= -p "$p")" = cleansweep ] && awk '{print $14 + $15}' "/proc/$p/stat"; done | awk '{s += $1} END {print s}'; }
+    nprocs=$(pgrep -x cleansweep | wc -l)
+    t0=$(ticks); s0=$(date +%s.%N)
+    sleep 4
+    t1=$(ticks); s1=$(date +%s.%N)
+    wait $launcher || fail "run failed"
+    hz=$(getconf CLK_TCK)
+    pct=$(awk -v d="$((t1 - t0))" -v hz="$hz" -v s0="$s0" -v s1="$s1" -v n="$nprocs" 'BEGIN {printf "%.2f", 100 * d / hz / (s1 - s0) / n}')
+    echo "cleansweep processes: $nprocs, mean CPU per process while trials run: ${pct}% of a core"
+    [ "$nprocs" = 3 ] || fail "expected 3 cleansweep processes, saw $nprocs"
+    awk -v p="$pct" 'BEGIN {exit !(p < 2)}' || fail "busy waiting: ${pct}% of a core per process"
+    ;;
+  python)  # a Python trial script through the helper
+    cp -r "$src/python" .
+    sed "s#storage: results/python-example.h5#storage: $work/py.h5#" "$src/configs/python_example.yaml" > py.yaml
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run py.yaml --set study.n_trials=6 > out.txt || fail "run exited $?"
+    /usr/bin/python3 - <<PY
+import h5py, json
+with h5py.File("$work/py.h5", "r") as f:
+    t = f["trials"][:]
+    inter = f["intermediate"][:]
+assert len(t) == 6 and all(s == b"COMPLETE" for s in t["state"]), t["state"]
+for row in t:
+    expected = (1 + 1 / row["param_steps"]) * ((row["param_x"] - 1) ** 2 + (row["param_y"] + 2) ** 2 + (0.5 if row["param_shape"] == b"saddle" else 0))
+    assert abs(row["value"] - expected) < 1e-9, (row["value"], expected)
+    assert json.loads(row["attrs"])["shape"] == row["param_shape"].decode()
+assert len(inter) == sum(t["param_steps"])
+print("python trials ok")
+PY
+    ;;
+  *) fail "unknown scenario $scenario" ;;
+esac
+echo "PASS: $scenario"

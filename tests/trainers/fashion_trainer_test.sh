@@ -1,0 +1,60 @@
+#!/bin/bash
+# The libtorch trainer on a small Fashion-MNIST subset: alone, with bad input, and in a sweep.
+# usage: fashion_trainer_test.sh BIN_DIR
+set -euo pipefail
+bin=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+export OMP_NUM_THREADS=1
+
+# Standalone: ordinary flags, prints its progress, reaches better than chance (0.10) in one epoch.
+"$bin/cleansweep-train-fashion" --subset 600 --val-size 500 --epochs 1 --channels 8 > out.txt 2> err.txt ||
+  fail "standalone run exited $?: $(cat err.txt)"
+grep -q "^epoch 1/1: train loss" out.txt || fail "no epoch line: $(cat out.txt)"
+acc=$(sed -n 's/^validation accuracy \([0-9.]*\).*/\1/p' out.txt)
+awk -v a="$acc" 'BEGIN {exit !(a > 0.4)}' || fail "accuracy $acc after one epoch"
+grep -q '"value"' err.txt || fail "standalone reports should go to stderr"
+
+# Bad input: unknown parameter, bad value, missing data; each with its documented exit status.
+set +e
+CLEANSWEEP_PARAMS='{"learning_rate": 0.1}' "$bin/cleansweep-train-fashion" 2> err1.txt; c1=$?
+"$bin/cleansweep-train-fashion" --optimizer rmsprop 2> err2.txt; c2=$?
+"$bin/cleansweep-train-fashion" --data-dir "$work/none" 2> err3.txt; c3=$?
+set -e
+[ $c1 = 2 ] && grep -q "unknown parameter 'learning_rate'" err1.txt || fail "unknown parameter: $c1 $(cat err1.txt)"
+[ $c2 = 2 ] && grep -q "optimizer must be sgd, adam or adamw" err2.txt || fail "bad optimizer: $c2 $(cat err2.txt)"
+[ $c3 = 3 ] && grep -q "apt-get install dataset-fashion-mnist" err3.txt || fail "missing data: $c3 $(cat err3.txt)"
+
+# In a sweep: two trials, parameters from the sampler, one report per epoch.
+mpi=(mpirun --oversubscribe)
+[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+cat > sweep.yaml <<YAML
+study: {name: smoke, direction: maximize, n_trials: 2, storage: $work/smoke.h5}
+sampler: {kind: random, seed: 1}
+trial: {command: [cleansweep-train-fashion, --subset, "400", --val-size, "400"], timeout: 5m}
+space:
+  lr: {type: float, low: 1.0e-3, high: 1.0e-2, log: true}
+  channels: {type: int, low: 4, high: 8}
+  optimizer: {type: categorical, choices: [adam, sgd]}
+  momentum: {type: float, low: 0.5, high: 0.9, when: {optimizer: sgd}}
+  epochs: 2
+YAML
+"${mpi[@]}" -np 3 "$bin/cleansweep" run sweep.yaml > sweep.txt || fail "sweep exited $?: $(cat sweep.txt)"
+/usr/bin/python3 - <<PY
+import h5py, json
+with h5py.File("$work/smoke.h5", "r") as f:
+    t, inter = f["trials"][:], f["intermediate"][:]
+assert len(t) == 2, len(t)
+for row in t:
+    assert row["state"] == b"COMPLETE", (row["state"], row["reason"], row["output_tail"])
+    assert 0.1 < row["value"] <= 1.0, row["value"]
+    attrs = json.loads(row["attrs"])
+    assert attrs["device"] in ("cpu", "cuda") and attrs["n_params"] > 0, attrs
+    steps = sorted(s for n, s in zip(inter["trial"], inter["step"]) if n == row["number"])
+    assert steps == [0, 1], steps
+print("trainer sweep ok:", [round(v, 3) for v in t["value"]])
+PY
+echo "PASS: trainer"
