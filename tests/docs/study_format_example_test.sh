@@ -20,7 +20,7 @@ space:
 YAML
 "${mpi[@]}" -np 3 "$bin/cleansweep" run doc.yaml > /dev/null
 # The first ```python block after the "tested example" marker, pointed at our file.
-awk '/<!-- tested example -->/ {on = 1} on && /^```python/ {code = 1; next} code && /^```/ {exit} code {print}' \
+awk '/<!-- tested example/ {on = 1} on && /^```python/ {code = 1; next} code && /^```/ {exit} code {print}' \
   "$src/docs/study-format.md" | sed "s#results/fashion-quick.h5#$work/doc.h5#" > example.py
 [ -s example.py ] || { echo "FAIL: no tested example in docs/study-format.md"; exit 1; }
 /usr/bin/python3 example.py > example.txt
