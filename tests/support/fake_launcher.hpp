@@ -3,6 +3,8 @@
 #pragma once
 
 #include <atomic>
+#include <map>
+#include <mutex>
 
 #include "launch/launcher.hpp"
 #include "space/param_value.hpp"
@@ -63,17 +65,26 @@ class FakeLauncher : public Launcher {
   explicit FakeLauncher(bool hang = false) : hang_(hang) {}
   Result<std::unique_ptr<TrialProcess>> Start(const LaunchSpec& spec) override {
     ++started;
-    last_env = spec.env;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);  // workers run on several threads
+      last_env_ = spec.env;
+    }
     Result<ParamSet> params = ParamSetFromJson(nlohmann::json::parse(spec.env.at("CLEANSWEEP_PARAMS")));
     const int polls = 1 + static_cast<int>(started % 3);  // uneven durations
     return std::unique_ptr<TrialProcess>(std::make_unique<FakeTrial>(*params, polls, hang_));
   }
 
+  std::map<std::string, std::string> last_env() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_env_;
+  }
+
   std::atomic<int> started{0};
-  std::map<std::string, std::string> last_env;
 
  private:
   bool hang_;
+  std::mutex mutex_;
+  std::map<std::string, std::string> last_env_;
 };
 
 }  // namespace cleansweep::testing

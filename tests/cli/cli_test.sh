@@ -1,0 +1,55 @@
+#!/bin/bash
+# The subcommands that need no MPI: validate, show, export, and the command line itself.
+# usage: cli_test.sh BIN_DIR SOURCE_DIR
+set -euo pipefail
+bin=$1 src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect() {  # expect STATUS PATTERN COMMAND...: exit status and a line of stderr+stdout
+  local status=$1 pattern=$2
+  shift 2
+  set +e
+  "$@" > out.txt 2>&1
+  local code=$?
+  set -e
+  [ $code = "$status" ] || fail "$* exited $code, expected $status: $(cat out.txt)"
+  grep -q -- "$pattern" out.txt || fail "$*: no '$pattern' in: $(cat out.txt)"
+}
+
+cp -r "$src/configs" "$src/python" .
+# Every shipped config validates and shows its resolved space.
+expect 0 "lr: float \[0.0001, 0.1\] log" "$bin/cleansweep" validate configs/quickstart.yaml
+expect 0 "momentum: float \[0, 0.99\]  when optimizer in {sgd}" "$bin/cleansweep" validate configs/quickstart.yaml
+expect 0 "valid" "$bin/cleansweep" validate configs/fashion_cnn_gpu.yaml
+expect 0 "valid" "$bin/cleansweep" validate configs/python_example.yaml
+expect 0 "study     fashion-quick: maximize val_accuracy, 8 trials" \
+  "$bin/cleansweep" validate configs/quickstart.yaml --set study.n_trials=8
+expect 0 "channels: int \[8, 48\] step 8" "$bin/cleansweep" validate configs/quickstart.yaml
+
+# Bad input: status 2, the file, line and key, nothing created.
+sed 's/low: 1.0e-4, high: 0.1, log: true/low: 0, high: 0.1, log: true/' configs/quickstart.yaml > logzero.yaml
+expect 2 "logzero.yaml:22:34:.*space.lr.low: a log scale needs low > 0" "$bin/cleansweep" validate logzero.yaml
+expect 2 "quickstart.yaml: trial.command\[0\]: program 'nope' not found" \
+  "$bin/cleansweep" validate configs/quickstart.yaml --set 'trial.command=[nope]'
+expect 2 "not an executable file" "$bin/cleansweep" validate configs/quickstart.yaml --set 'trial.command=[python/cleansweep_trial.py]'
+expect 2 "unknown sampler 'tpe2'" "$bin/cleansweep" validate configs/quickstart.yaml --set sampler.kind=tpe2
+expect 2 "cannot open the config file" "$bin/cleansweep" validate missing.yaml
+mkdir -p results && echo keep > results/fashion-quick.h5
+expect 2 "results/fashion-quick.h5 already exists" "$bin/cleansweep" validate configs/quickstart.yaml
+[ "$(cat results/fashion-quick.h5)" = keep ] || fail "validate touched an existing study file"
+[ ! -e results/fashion-quick.trials ] || fail "validate created a trials folder"
+
+# The command line itself.
+expect 2 "" "$bin/cleansweep" frobnicate
+expect 2 "" "$bin/cleansweep" export x.h5 --format xml
+expect 0 "cleansweep 0" "$bin/cleansweep" --version
+expect 0 "validate" "$bin/cleansweep" --help
+
+# show and export on files that are not studies.
+expect 2 "no such study file" "$bin/cleansweep" show none.h5
+expect 2 "not an HDF5 file" "$bin/cleansweep" show results/fashion-quick.h5
+expect 2 "no such study file" "$bin/cleansweep" export none.h5 -o x.csv
+[ ! -e x.csv ] && [ ! -e x.csv.partial ] || fail "export left a file behind"
+echo "PASS: cli"
