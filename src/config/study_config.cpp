@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "config/space_parser.hpp"
@@ -87,22 +89,89 @@ Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out
   return Status::Ok();
 }
 
+// Which sampler keys each kind takes, besides kind and seed.
+const std::map<std::string, std::set<std::string>>& SamplerKeys() {
+  static const std::map<std::string, std::set<std::string>> keys = {
+      {"random", {}},
+      {"grid", {}},
+      {"tpe", {"n_startup_trials", "n_ei_candidates", "gamma", "gamma_max", "prior_weight", "multivariate",
+               "constant_liar"}},
+      {"sobol", {"scramble"}},
+      {"cmaes", {"n_startup_trials", "sigma0", "popsize"}},
+  };
+  return keys;
+}
+
+Status ParseSamplerInt(const YamlReader& r, const YAML::Node& node, const char* key, int low, int* out) {
+  if (!node[key]) return Status::Ok();
+  const std::string path = std::string("sampler.") + key;
+  Result<std::int64_t> v = r.Integer(node[key], path);
+  if (!v.ok()) return v.status();
+  if (*v < low || *v > 1'000'000) return r.Error(node[key], path, "must be between " + std::to_string(low) + " and 1000000");
+  *out = static_cast<int>(*v);
+  return Status::Ok();
+}
+
+Status ParseSamplerFraction(const YamlReader& r, const YAML::Node& node, const char* key, double* out) {
+  if (!node[key]) return Status::Ok();
+  const std::string path = std::string("sampler.") + key;
+  Result<double> v = r.Number(node[key], path);
+  if (!v.ok()) return v.status();
+  if (!(*v > 0 && *v <= 1)) return r.Error(node[key], path, "must be in (0, 1]");
+  *out = *v;
+  return Status::Ok();
+}
+
+Status ParseSamplerBool(const YamlReader& r, const YAML::Node& node, const char* key, bool* out) {
+  if (!node[key]) return Status::Ok();
+  Result<bool> v = r.Bool(node[key], std::string("sampler.") + key);
+  if (!v.ok()) return v.status();
+  *out = *v;
+  return Status::Ok();
+}
+
 Status ParseSampler(const YamlReader& r, const YAML::Node& node, SamplerOptions* out) {
   if (!node) return Status::Ok();
-  CS_RETURN_IF_ERROR(r.CheckKeys(node, "sampler", {"kind", "seed"}));
+  CS_RETURN_IF_ERROR(r.CheckKeys(node, "sampler", {"kind", "seed", "n_startup_trials", "n_ei_candidates", "gamma",
+                                                   "gamma_max", "prior_weight", "multivariate", "constant_liar",
+                                                   "scramble", "sigma0", "popsize"}));
   if (node["kind"]) {
     Result<std::string> kind = r.String(node["kind"], "sampler.kind");
     if (!kind.ok()) return kind.status();
-    if (*kind != "random" && *kind != "grid") {
-      return r.Error(node["kind"], "sampler.kind", "unknown sampler '" + *kind + "' (available: random, grid)");
+    if (!SamplerKeys().count(*kind)) {
+      return r.Error(node["kind"], "sampler.kind",
+                     "unknown sampler '" + *kind + "' (available: random, grid, tpe, sobol, cmaes)");
     }
     out->kind = *kind;
+  }
+  const std::set<std::string>& allowed = SamplerKeys().at(out->kind);
+  for (const auto& item : node) {
+    const std::string key = item.first.Scalar();
+    if (key != "kind" && key != "seed" && !allowed.count(key)) {
+      return r.Error(item.first, "sampler." + key, "does not apply to the " + out->kind + " sampler");
+    }
   }
   if (node["seed"]) {
     Result<std::int64_t> seed = r.Integer(node["seed"], "sampler.seed");
     if (!seed.ok()) return seed.status();
     if (*seed < 0) return r.Error(node["seed"], "sampler.seed", "must be >= 0");
     out->seed = static_cast<std::uint64_t>(*seed);
+  }
+  if (out->kind == "cmaes") out->n_startup_trials = 0;
+  CS_RETURN_IF_ERROR(ParseSamplerInt(r, node, "n_startup_trials", 0, &out->n_startup_trials));
+  CS_RETURN_IF_ERROR(ParseSamplerInt(r, node, "n_ei_candidates", 1, &out->n_ei_candidates));
+  CS_RETURN_IF_ERROR(ParseSamplerInt(r, node, "gamma_max", 1, &out->gamma_max));
+  CS_RETURN_IF_ERROR(ParseSamplerInt(r, node, "popsize", 2, &out->popsize));
+  CS_RETURN_IF_ERROR(ParseSamplerFraction(r, node, "gamma", &out->gamma));
+  CS_RETURN_IF_ERROR(ParseSamplerFraction(r, node, "sigma0", &out->sigma0));
+  CS_RETURN_IF_ERROR(ParseSamplerBool(r, node, "multivariate", &out->multivariate));
+  CS_RETURN_IF_ERROR(ParseSamplerBool(r, node, "constant_liar", &out->constant_liar));
+  CS_RETURN_IF_ERROR(ParseSamplerBool(r, node, "scramble", &out->scramble));
+  if (node["prior_weight"]) {
+    Result<double> w = r.Number(node["prior_weight"], "sampler.prior_weight");
+    if (!w.ok()) return w.status();
+    if (!(*w > 0)) return r.Error(node["prior_weight"], "sampler.prior_weight", "must be > 0");
+    out->prior_weight = *w;
   }
   return Status::Ok();
 }

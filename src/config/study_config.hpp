@@ -26,8 +26,21 @@ struct StudyOptions {            // study:
 };
 
 struct SamplerOptions {          // sampler:
-  std::string kind = "random";   // random | grid
+  std::string kind = "random";   // random | grid | tpe | sobol | cmaes
   std::uint64_t seed = 0;
+  // tpe (docs/samplers.md compares each default with Optuna's)
+  int n_startup_trials = 10;     // tpe, cmaes: random trials before the model takes over
+  int n_ei_candidates = 24;
+  double gamma = 0.10;           // fraction of scored trials that count as good...
+  int gamma_max = 25;            // ...but never more than this many
+  double prior_weight = 1.0;
+  bool multivariate = true;      // joint density over the always-active parameters
+  bool constant_liar = true;     // running trials count as not good
+  // sobol
+  bool scramble = true;
+  // cmaes
+  double sigma0 = 0.25;          // initial step size, as a fraction of each parameter's range
+  int popsize = 0;               // 0: 4 + floor(3 ln n)
 };
 
 struct TrialOptions {            // trial:

@@ -2,6 +2,7 @@
 
 #include "samplers/grid_sampler.hpp"
 #include "samplers/random_sampler.hpp"
+#include "samplers/tpe_sampler.hpp"
 
 namespace cleansweep {
 
@@ -14,6 +15,9 @@ Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
     Result<std::unique_ptr<GridSampler>> grid = GridSampler::Create(config.space, config.source, options.seed);
     if (!grid.ok()) return grid.status();
     return std::unique_ptr<Sampler>(std::move(*grid));
+  }
+  if (options.kind == "tpe") {
+    return std::unique_ptr<Sampler>(std::make_unique<TpeSampler>(config.space, options, config.study.direction));
   }
   return Status::InvalidInput("sampler.kind: unknown sampler '" + options.kind + "'");
 }

@@ -158,7 +158,7 @@ TEST(StudyConfig, WhenCyclesAreRefused) {
 }
 
 TEST(StudyConfig, UnknownSamplerListsTheKnownOnes) {
-  EXPECT_NE(ErrorOf(GoodWith("kind: random", "kind: tpe2")).find("sampler.kind: unknown sampler 'tpe2' (available: random, grid)"),
+  EXPECT_NE(ErrorOf(GoodWith("kind: random", "kind: tpe2")).find("sampler.kind: unknown sampler 'tpe2' (available: random, grid, tpe, sobol, cmaes)"),
             std::string::npos);
 }
 

@@ -1,0 +1,122 @@
+// Runs a sampler on the benchmark functions, one trial after another, and prints one JSON line per
+// (function, seed): the best value after each checkpoint and the total time spent in Ask().
+//
+//   sampler_bench --sampler tpe --trials 200 --seeds 10 [--set sampler.multivariate=false]
+//   sampler_bench --ask-latency 10000      # one TPE ask with that many completed trials, 8 parameters
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "bench/functions.hpp"
+#include "samplers/sampler.hpp"
+#include "util/random.hpp"
+
+namespace {
+
+using namespace cleansweep;
+using Clock = std::chrono::steady_clock;
+
+StudyConfig Config(const std::string& sampler, std::uint64_t seed, const std::string& space,
+                   const std::vector<std::string>& sets) {
+  Result<StudyConfig> config = LoadConfigText("study: {name: bench}\nsampler: {kind: " + sampler +
+                                                  ", seed: " + std::to_string(seed) + "}\ntrial: {command: [x]}\nspace:\n" + space,
+                                              "bench", sets);
+  if (!config.ok()) {
+    std::fprintf(stderr, "%s\n", config.status().message().c_str());
+    std::exit(2);
+  }
+  return *config;
+}
+
+void RunFunction(const std::string& name, const char* space, const std::function<double(const ParamSet&)>& f,
+                 const std::string& sampler_kind, int trials, int seeds, const std::vector<std::string>& sets) {
+  for (int seed = 0; seed < seeds; ++seed) {
+    const StudyConfig config = Config(sampler_kind, static_cast<std::uint64_t>(seed), space, sets);
+    std::unique_ptr<Sampler> sampler = MakeSampler(config).value();
+    TrialHistory history;
+    double best = 1e300, ask_seconds = 0;
+    nlohmann::json curve = nlohmann::json::object();
+    for (int i = 0; i < trials; ++i) {
+      const auto t0 = Clock::now();
+      std::optional<ParamSet> params = sampler->Ask(i, history);
+      ask_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+      TrialRecord r;
+      r.number = i;
+      r.state = TrialState::kComplete;
+      r.params = *params;
+      r.value = f(*params);
+      best = std::min(best, *r.value);
+      history.finished.push_back(std::move(r));
+      if ((i + 1) % 50 == 0 || i + 1 == trials) curve[std::to_string(i + 1)] = best;
+    }
+    nlohmann::json line = {{"tool", "cleansweep"}, {"sampler", sampler_kind}, {"function", name}, {"seed", seed},
+                           {"best", curve}, {"sampler_seconds", ask_seconds}, {"trials", trials}};
+    std::printf("%s\n", line.dump().c_str());
+    std::fflush(stdout);
+  }
+}
+
+void AskLatency(int completed, const std::vector<std::string>& sets) {
+  std::string space;
+  for (int d = 0; d < 8; ++d) space += "  p" + std::to_string(d) + ": {type: float, low: 0.0, high: 1.0}\n";
+  const StudyConfig config = Config("tpe", 1, space, sets);
+  std::unique_ptr<Sampler> sampler = MakeSampler(config).value();
+  TrialHistory history;
+  SplitMix64 rng(3);
+  for (int i = 0; i < completed; ++i) {
+    TrialRecord r;
+    r.number = i;
+    r.state = TrialState::kComplete;
+    double v = 0;
+    for (int d = 0; d < 8; ++d) {
+      const double x = rng.Uniform();
+      r.params["p" + std::to_string(d)] = x;
+      v += (x - 0.3) * (x - 0.3);
+    }
+    r.value = v;
+    history.finished.push_back(std::move(r));
+  }
+  std::vector<double> ms;
+  for (int rep = 0; rep < 20; ++rep) {
+    const auto t0 = Clock::now();
+    sampler->Ask(completed + rep, history);
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf("{\"ask_latency_ms\": {\"completed\": %d, \"params\": 8, \"median\": %.3f, \"max\": %.3f}}\n", completed,
+              ms[ms.size() / 2], ms.back());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"cleansweep sampler benchmark"};
+  std::string sampler = "tpe", only;
+  int trials = 200, seeds = 10, latency = 0;
+  std::vector<std::string> sets;
+  app.add_option("--sampler", sampler);
+  app.add_option("--trials", trials);
+  app.add_option("--seeds", seeds);
+  app.add_option("--function", only, "branin, rosenbrock4 or mixed (default: all)");
+  app.add_option("--set", sets, "config overrides, e.g. sampler.multivariate=false");
+  app.add_option("--ask-latency", latency, "time one TPE ask with this many completed trials");
+  CLI11_PARSE(app, argc, argv);
+  if (latency > 0) {
+    AskLatency(latency, sets);
+    return 0;
+  }
+  const std::map<std::string, std::pair<const char*, std::function<double(const ParamSet&)>>> functions = {
+      {"branin", {bench::kBraninSpace, bench::Branin}},
+      {"rosenbrock4", {bench::kRosenbrockSpace, bench::Rosenbrock4}},
+      {"mixed", {bench::kMixedSpace, bench::Mixed}}};
+  for (const auto& [name, fn] : functions) {
+    if (only.empty() || only == name) RunFunction(name, fn.first, fn.second, sampler, trials, seeds, sets);
+  }
+  return 0;
+}
