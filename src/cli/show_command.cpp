@@ -36,6 +36,21 @@ void PrintTop(const StudyData& study, int top) {
   }
 }
 
+// The coordinator's cost of choosing parameters, per trial.
+void PrintSamplerTime(const StudyData& study) {
+  std::vector<double> ms;
+  int enqueued = 0;
+  for (const TrialRecord& r : study.trials) {
+    ms.push_back(r.sampler_ms);
+    enqueued += r.enqueued ? 1 : 0;
+  }
+  if (ms.empty()) return;
+  std::sort(ms.begin(), ms.end());
+  std::printf("sampler time per trial: median %.3f ms, max %.3f ms", ms[ms.size() / 2], ms.back());
+  if (enqueued > 0) std::printf("; %d trials from enqueue", enqueued);
+  std::printf("\n");
+}
+
 }  // namespace
 
 int ShowCommand(const ShowArgs& args) {
@@ -51,6 +66,7 @@ int ShowCommand(const ShowArgs& args) {
   std::printf("%zu of %lld trials finished:", study->trials.size(), static_cast<long long>(c.study.n_trials));
   for (const auto& [state, n] : counts) std::printf(" %s %d", state.c_str(), n);
   std::printf("\n");
+  PrintSamplerTime(*study);
   const TrialRecord* best = nullptr;
   for (const TrialRecord& r : study->trials) {
     if (r.state != TrialState::kComplete || !r.value) continue;

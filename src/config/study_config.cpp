@@ -264,6 +264,41 @@ Status ParseWorkers(const YamlReader& r, const YAML::Node& node, WorkerOptions* 
   return Status::Ok();
 }
 
+Status ParseEnqueue(const YamlReader& r, const YAML::Node& node, const StudyConfig& config,
+                    std::vector<ParamSet>* out) {
+  if (!node) return Status::Ok();
+  if (!node.IsSequence()) return r.Error(node, "enqueue", "expected a list of configurations, e.g. [{lr: 0.01}]");
+  for (size_t i = 0; i < node.size(); ++i) {
+    const std::string key = "enqueue[" + std::to_string(i) + "]";
+    CS_RETURN_IF_ERROR(r.ExpectMap(node[i], key));
+    ParamSet entry;
+    for (const auto& item : node[i]) {
+      const std::string name = item.first.Scalar(), item_key = key + "." + name;
+      const ParamSpec* spec = config.space.Find(name);
+      if (!spec) return r.Error(item.first, item_key, "names no parameter of the space");
+      Result<ParamValue> value = r.Scalar(item.second, item_key);
+      if (!value.ok()) return value.status();
+      Result<ParamValue> normal = SearchSpace::Normalize(*spec, *value);
+      if (!normal.ok()) return r.Error(item.second, item_key, normal.status().message());
+      entry[name] = *normal;
+    }
+    for (const auto& [name, value] : entry) {  // a value for a parameter its own entry switches off
+      const ParamSpec& spec = *config.space.Find(name);
+      bool parents_given = true;
+      for (const Condition& c : spec.when) parents_given = parents_given && entry.count(c.parent);
+      if (parents_given && !SearchSpace::IsActive(spec, entry)) {
+        return r.Error(node[i][name], key + "." + name, "is inactive with the other values of this entry");
+      }
+    }
+    out->push_back(std::move(entry));
+  }
+  if (static_cast<std::int64_t>(out->size()) > config.study.n_trials) {
+    return r.Error(node, "enqueue", std::to_string(out->size()) + " configurations, but study.n_trials is " +
+                                        std::to_string(config.study.n_trials));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const char* DirectionName(Direction direction) {
@@ -305,7 +340,7 @@ Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& s
   for (const std::string& o : overrides) CS_RETURN_IF_ERROR(ApplyOverride(o, root, &overridden));
 
   const YamlReader r(source, overridden);
-  CS_RETURN_IF_ERROR(r.CheckKeys(root, "", {"study", "sampler", "trial", "space", "workers"}));
+  CS_RETURN_IF_ERROR(r.CheckKeys(root, "", {"study", "sampler", "trial", "space", "workers", "enqueue"}));
   StudyConfig config;
   config.source = source;
   CS_RETURN_IF_ERROR(ParseStudy(r, root["study"], &config.study));
@@ -315,6 +350,7 @@ Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& s
   config.space = std::move(*space);
   CS_RETURN_IF_ERROR(ParseTrial(r, root["trial"], config.space, &config.trial));
   CS_RETURN_IF_ERROR(ParseWorkers(r, root["workers"], &config.workers));
+  CS_RETURN_IF_ERROR(ParseEnqueue(r, root["enqueue"], config, &config.enqueue));
   config.yaml_text = overrides.empty() ? text : YAML::Dump(root) + "\n";
   return config;
 }

@@ -64,6 +64,7 @@ struct StudyConfig {
   TrialOptions trial;
   WorkerOptions workers;
   SearchSpace space;
+  std::vector<ParamSet> enqueue;  // configurations to run first, whole or partial, in order
   std::string source;        // the file it came from, for messages
   std::string yaml_text;     // the effective config (overrides applied), stored in the study
 };

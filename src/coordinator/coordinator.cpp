@@ -76,12 +76,17 @@ Status Coordinator::Dispatch() {
   for (size_t rank = 1; rank < workers_.size() && MoreToLaunch(); ++rank) {
     WorkerSlot& slot = workers_[rank];
     if (!slot.present || slot.trial >= 0) continue;
-    std::optional<ParamSet> params = sampler_->Ask(next_number_, history_);
+    const double asked = clock_->Now();
+    const bool enqueued = next_enqueued_ < config_.enqueue.size();
+    std::optional<ParamSet> params =
+        enqueued ? CompleteEnqueued(*sampler_, config_, config_.enqueue[next_enqueued_++], next_number_, history_)
+                 : sampler_->Ask(next_number_, history_);
     if (!params) {
       sampler_exhausted_ = true;
       target_ = next_number_;
       break;
     }
+    dispatched_[next_number_] = {enqueued, (clock_->Now() - asked) * 1e3};
     AssignMsg assign{next_number_, *params, 1};
     CS_RETURN_IF_ERROR(transport_->Send(static_cast<int>(rank), assign));
     history_.running[next_number_] = std::move(*params);
@@ -112,6 +117,10 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   }
   slot.trial = -1;
   history_.running.erase(record.number);
+  const auto how = dispatched_.find(record.number);
+  record.enqueued = how->second.enqueued;
+  record.sampler_ms = how->second.sampler_ms;
+  dispatched_.erase(how);
   CS_RETURN_IF_ERROR(store_->AppendTrial(record));  // durable before anything else happens
   ++summary_.finished;
   if (record.state == TrialState::kComplete && record.value) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -69,6 +70,12 @@ class Coordinator {
   std::unique_ptr<StudyStore> store_;
   std::vector<WorkerSlot> workers_;  // by rank; [0] unused
   TrialHistory history_;
+  struct Dispatched {
+    bool enqueued;
+    double sampler_ms;
+  };
+  std::map<std::int64_t, Dispatched> dispatched_;  // running trials: how their parameters were chosen
+  size_t next_enqueued_ = 0;
   std::int64_t next_number_ = 0;
   std::int64_t target_ = 0;          // n_trials, or fewer when the sampler's capacity is smaller
   bool sampler_exhausted_ = false;

@@ -17,6 +17,7 @@ class GridSampler : public Sampler {
                                                      std::uint64_t seed);
 
   std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) override;
+  ParamSet ProposalFor(std::int64_t, const TrialHistory&) override { return {}; }
   std::optional<std::int64_t> Capacity() const override {
     return static_cast<std::int64_t>(points_.size());
   }

@@ -1,10 +1,19 @@
 #include "samplers/sampler.hpp"
 
+#include "samplers/cmaes_sampler.hpp"
 #include "samplers/grid_sampler.hpp"
+#include "samplers/sobol_sampler.hpp"
 #include "samplers/random_sampler.hpp"
 #include "samplers/tpe_sampler.hpp"
 
 namespace cleansweep {
+
+ParamSet CompleteEnqueued(Sampler& sampler, const StudyConfig& config, const ParamSet& fixed, std::int64_t number,
+                          const TrialHistory& history) {
+  const ParamSet proposal = sampler.ProposalFor(number, history);
+  SplitMix64 rng = StreamFor(~config.sampler.seed, static_cast<std::uint64_t>(number));
+  return SearchSpace::Complete(config.space, fixed, proposal, RandomSampler::Draw(config.space, rng));
+}
 
 Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
   const SamplerOptions& options = config.sampler;
@@ -15,6 +24,14 @@ Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
     Result<std::unique_ptr<GridSampler>> grid = GridSampler::Create(config.space, config.source, options.seed);
     if (!grid.ok()) return grid.status();
     return std::unique_ptr<Sampler>(std::move(*grid));
+  }
+  if (options.kind == "sobol") {
+    Result<std::unique_ptr<SobolSampler>> sobol = SobolSampler::Create(config.space, options.seed, options.scramble);
+    if (!sobol.ok()) return sobol.status().WithContext(config.source);
+    return std::unique_ptr<Sampler>(std::move(*sobol));
+  }
+  if (options.kind == "cmaes") {
+    return std::unique_ptr<Sampler>(std::make_unique<CmaesSampler>(config.space, options, config.study.direction));
   }
   if (options.kind == "tpe") {
     return std::unique_ptr<Sampler>(std::make_unique<TpeSampler>(config.space, options, config.study.direction));

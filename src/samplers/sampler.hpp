@@ -19,9 +19,21 @@ class Sampler {
   // the sampler has nothing left to propose (a grid that is used up). Called on rank 0 only.
   virtual std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) = 0;
 
+  // A proposal to complete a partial configuration from `enqueue:` with. The default asks as for
+  // any trial; the grid sampler returns nothing rather than spend a grid point on it.
+  virtual ParamSet ProposalFor(std::int64_t number, const TrialHistory& history) {
+    return Ask(number, history).value_or(ParamSet());
+  }
+
   // The most distinct proposals this sampler can make, if finite (grid size).
   virtual std::optional<std::int64_t> Capacity() const { return std::nullopt; }
 };
+
+// Trial `number`'s parameters for the enqueued (possibly partial) configuration `fixed`: its
+// values, the rest from the sampler's proposal, and random values for parameters that neither
+// covers (ones that `fixed` makes active). Parameters `fixed` makes inactive are dropped.
+ParamSet CompleteEnqueued(Sampler& sampler, const StudyConfig& config, const ParamSet& fixed, std::int64_t number,
+                          const TrialHistory& history);
 
 // Builds the sampler `options.kind` names. InvalidInput (with the config file and line) when the
 // space does not suit it, e.g. a float parameter without grid points for the grid sampler.

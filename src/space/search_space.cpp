@@ -97,6 +97,51 @@ ParamValue SearchSpace::FromUnit(const ParamSpec& spec, double u) {
   return Snap(spec, x);
 }
 
+Result<ParamValue> SearchSpace::Normalize(const ParamSpec& spec, const ParamValue& value) {
+  const double x = AsNumber(value);
+  const bool number = std::holds_alternative<std::int64_t>(value) || std::holds_alternative<double>(value);
+  switch (spec.kind) {
+    case ParamKind::kCategorical:
+      for (const ParamValue& choice : spec.choices) {
+        if (ValuesEqual(choice, value)) return choice;
+      }
+      return Status::InvalidInput(FormatValue(value) + " is not one of the choices");
+    case ParamKind::kFixed:
+      if (ValuesEqual(spec.fixed_value, value)) return spec.fixed_value;
+      return Status::InvalidInput("the parameter is fixed at " + FormatValue(spec.fixed_value));
+    case ParamKind::kFloat:
+    case ParamKind::kInt:
+      break;
+  }
+  if (!number || x < spec.low || x > spec.high) {
+    return Status::InvalidInput(FormatValue(value) + " is not a number in [" + FormatValue(spec.low) + ", " +
+                                FormatValue(spec.high) + "]");
+  }
+  const double step = spec.step.value_or(spec.kind == ParamKind::kInt ? 1.0 : 0.0);
+  if (step > 0 && std::abs(Snap(spec, x) - x) > 1e-9 * std::max(1.0, std::abs(x))) {
+    return Status::InvalidInput(FormatValue(value) + " is not on the step " + FormatValue(step) + " from " +
+                                FormatValue(spec.low));
+  }
+  if (spec.kind == ParamKind::kInt) return ParamValue(static_cast<std::int64_t>(std::llround(x)));
+  return ParamValue(x);
+}
+
+ParamSet SearchSpace::Complete(const SearchSpace& space, const ParamSet& fixed, const ParamSet& proposal,
+                               const ParamSet& fallback) {
+  ParamSet out;
+  for (const ParamSpec& spec : space.params()) {
+    if (!IsActive(spec, out)) continue;
+    for (const ParamSet* source : {&fixed, &proposal, &fallback}) {
+      const auto it = source->find(spec.name);
+      if (it != source->end()) {
+        out[spec.name] = it->second;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 std::string SearchSpace::Describe() const {
   std::ostringstream out;
   for (const ParamSpec& spec : params_) {

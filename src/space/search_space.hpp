@@ -29,6 +29,16 @@ class SearchSpace {
   // Rounds onto the step grid and clamps into [low, high]. Float and int only.
   static double Snap(const ParamSpec& spec, double x);
 
+  // `value` as this parameter stores it (ints as int64, floats as double), or an explanation of
+  // why it is not a value of the parameter (out of range, off the step, not a choice).
+  static Result<ParamValue> Normalize(const ParamSpec& spec, const ParamValue& value);
+
+  // Completes `fixed` (some parameters' values) into a whole trial: in dependency order, each
+  // active parameter takes its value from `fixed`, else from `proposal`, else from `fallback`.
+  // Parameters that are inactive given the result are left out.
+  static ParamSet Complete(const SearchSpace& space, const ParamSet& fixed, const ParamSet& proposal,
+                           const ParamSet& fallback);
+
   // One line per parameter, as `cleansweep validate` prints it.
   std::string Describe() const;
 

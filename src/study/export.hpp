@@ -9,7 +9,7 @@ namespace cleansweep {
 
 // Columns: number,state,value, param_<name> per parameter (space order), attr_<name> per user
 // attribute (sorted), then datetime_start,datetime_end,duration,worker,host,gpu,exit_code,signal,
-// peak_rss_kb,attempt,last_step,reason,output_tail. Inactive parameters and missing values are
+// peak_rss_kb,attempt,enqueued,sampler_ms,last_step,reason,output_tail. Inactive parameters and missing values are
 // empty cells. RFC 4180 quoting.
 void WriteCsv(const StudyData& study, std::ostream& out);
 

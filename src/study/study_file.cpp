@@ -170,6 +170,8 @@ Status StudyFile::AppendTrial(const TrialRecord& r) {
   row.Set("signal", std::int64_t{r.signal});
   row.Set("peak_rss_kb", r.peak_rss_kb);
   row.Set("attempt", std::int64_t{r.attempt});
+  row.Set("enqueued", std::int64_t{r.enqueued ? 1 : 0});
+  row.Set("sampler_ms", r.sampler_ms);
   row.Set("last_step", r.last_step);
   row.Set("reason", r.reason);
   row.Set("output_tail", r.output_tail);

@@ -83,13 +83,15 @@ Status ReadTrials(hid_t file, StudyData* study) {
   auto signals = ReadNumbers<std::int32_t>(d, "signal", H5T_NATIVE_INT32);
   auto rss = ReadNumbers<std::int64_t>(d, "peak_rss_kb", H5T_NATIVE_INT64);
   auto attempts = ReadNumbers<std::int32_t>(d, "attempt", H5T_NATIVE_INT32);
+  auto enqueued = ReadNumbers<std::int32_t>(d, "enqueued", H5T_NATIVE_INT32);
+  auto sampler_ms = ReadNumbers<double>(d, "sampler_ms", H5T_NATIVE_DOUBLE);
   auto steps = ReadNumbers<std::int64_t>(d, "last_step", H5T_NATIVE_INT64);
   auto reasons = ReadStrings(d, "reason");
   auto tails = ReadStrings(d, "output_tail");
   auto attrs = ReadStrings(d, "attrs");
   for (const Status& s : {numbers.status(), states.status(), values.status(), starts.status(), ends.status(),
                           workers.status(), hosts.status(), gpus.status(), exits.status(), signals.status(),
-                          rss.status(), attempts.status(), steps.status(), reasons.status(), tails.status(),
+                          rss.status(), attempts.status(), enqueued.status(), sampler_ms.status(), steps.status(), reasons.status(), tails.status(),
                           attrs.status()}) {
     CS_RETURN_IF_ERROR(s);
   }
@@ -111,6 +113,8 @@ Status ReadTrials(hid_t file, StudyData* study) {
     r.signal = (*signals)[i];
     r.peak_rss_kb = (*rss)[i];
     r.attempt = (*attempts)[i];
+    r.enqueued = (*enqueued)[i] != 0;
+    r.sampler_ms = (*sampler_ms)[i];
     r.last_step = (*steps)[i];
     r.reason = (*reasons)[i];
     r.output_tail = (*tails)[i];

@@ -106,6 +106,8 @@ RowLayout TrialsLayout(const SearchSpace& space) {
   layout.Add("signal", ColumnType::kInt32);
   layout.Add("peak_rss_kb", ColumnType::kInt64);
   layout.Add("attempt", ColumnType::kInt32);
+  layout.Add("enqueued", ColumnType::kInt32);
+  layout.Add("sampler_ms", ColumnType::kFloat64);
   layout.Add("last_step", ColumnType::kInt64);
   layout.Add("reason", ColumnType::kString);
   layout.Add("output_tail", ColumnType::kString);

@@ -43,6 +43,8 @@ struct TrialRecord {
   int signal = 0;                    // the signal that ended it, 0 if none
   std::int64_t peak_rss_kb = 0;
   int attempt = 1;
+  bool enqueued = false;             // its parameters came (partly) from the config's `enqueue:`
+  double sampler_ms = 0;             // time rank 0 spent choosing its parameters
   std::int64_t last_step = -1;       // step of its last intermediate report, -1 if none
   std::string reason;                // why it ended as it did, for anything but COMPLETE
   std::string output_tail;           // the last lines of its stdout/stderr
@@ -53,7 +55,7 @@ struct TrialRecord {
   template <class Archive>
   void serialize(Archive& ar) {
     ar(number, state, value, params, start_time, end_time, worker, host, gpu, exit_code, signal,
-       peak_rss_kb, attempt, last_step, reason, output_tail, attrs_json);
+       peak_rss_kb, attempt, enqueued, sampler_ms, last_step, reason, output_tail, attrs_json);
   }
 };
 

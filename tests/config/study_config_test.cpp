@@ -98,7 +98,7 @@ TEST(StudyConfig, SyntaxErrorGivesLineAndColumn) {
 
 TEST(StudyConfig, UnknownKeysListWhatIsAllowed) {
   const std::string top = ErrorOf(std::string(kGood) + "extra: 1\n");
-  EXPECT_NE(top.find("cfg.yaml:12:1: extra: unknown key (allowed here: study, sampler, trial, space, workers)"),
+  EXPECT_NE(top.find("cfg.yaml:12:1: extra: unknown key (allowed here: study, sampler, trial, space, workers, enqueue)"),
             std::string::npos) << top;
   const std::string nested = ErrorOf(GoodWith("n_trials: 12", "n_trails: 12"));
   EXPECT_NE(nested.find("study.n_trails: unknown key"), std::string::npos) << nested;
@@ -180,6 +180,42 @@ TEST(StudyConfig, MissingSectionsSayWhatIsNeeded) {
 TEST(StudyConfig, ParameterNamesAreIdentifiers) {
   EXPECT_NE(ErrorOf(GoodWith("epochs:     5", "2epochs: 5")).find("parameter names use letters"), std::string::npos);
   EXPECT_NE(ErrorOf(GoodWith("epochs:     5", "trial: 5")).find("reserved"), std::string::npos);
+}
+
+TEST(StudyConfig, EnqueuedConfigurationsAreCheckedAgainstTheSpace) {
+  Result<StudyConfig> config = LoadConfigText(
+      std::string(kGood) + "enqueue:\n  - {lr: 0.01, batch_size: 32, optimizer: sgd, momentum: 0.9}\n  - {channels: 16}\n",
+      "cfg.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  ASSERT_EQ(config->enqueue.size(), 2u);
+  EXPECT_EQ(config->enqueue[0].at("batch_size"), ParamValue(std::int64_t{32}));
+  EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {lr: 1}\n").find("enqueue[0].lr: 1 is not a number"), std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {lr: 5}\n").find("enqueue[0].lr: 5 is not a number in [0.0001, 0.3]"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {channels: 12}\n").find("is not on the step 8"), std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {optimizer: rmsprop}\n").find("rmsprop is not one of the choices"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {depth: 3}\n").find("enqueue[0].depth: names no parameter"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {optimizer: adam, momentum: 0.5}\n")
+                .find("enqueue[0].momentum: is inactive with the other values of this entry"),
+            std::string::npos);
+}
+
+TEST(StudyConfig, SamplerOptionsBelongToTheirKind) {
+  Result<StudyConfig> config =
+      LoadConfigText(GoodWith("{kind: random, seed: 7}", "{kind: tpe, n_startup_trials: 5, gamma: 0.2, multivariate: false}"),
+                     "cfg.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->sampler.n_startup_trials, 5);
+  EXPECT_EQ(config->sampler.gamma, 0.2);
+  EXPECT_FALSE(config->sampler.multivariate);
+  EXPECT_TRUE(config->sampler.constant_liar);
+  EXPECT_NE(ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: random, gamma: 0.2}"))
+                .find("sampler.gamma: does not apply to the random sampler"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: tpe, gamma: 1.5}")).find("sampler.gamma: must be in (0, 1]"),
+            std::string::npos);
 }
 
 TEST(StudyConfig, MissingFileIsBadInput) {

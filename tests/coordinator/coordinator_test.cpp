@@ -174,6 +174,27 @@ TEST(Coordinator, WorkerThatCannotSetUpStopsTheRunBeforeAnyFileExists) {
   EXPECT_FALSE(opened);
 }
 
+TEST(Coordinator, EnqueuedConfigurationsRunFirstAndAreMarked) {
+  Result<StudyConfig> config = LoadConfigText(
+      "study: {name: e, n_trials: 6}\nsampler: {kind: tpe, seed: 2}\ntrial: {command: [sh]}\n"
+      "space:\n  x: {type: float, low: 0.0, high: 1.0}\n  n: {type: int, low: 1, high: 4}\n"
+      "enqueue:\n  - {x: 0.5, n: 2}\n  - {n: 3}\n",
+      "e.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  Sweep sweep(*config, 1);  // one worker: trials run in order
+  const SystemClock clock;
+  ASSERT_TRUE(sweep.Run(clock).ok());
+  const auto& trials = sweep.store()->trials;
+  ASSERT_EQ(trials.size(), 6u);
+  EXPECT_TRUE(trials[0].enqueued);
+  EXPECT_EQ(trials[0].params, (ParamSet{{"x", 0.5}, {"n", std::int64_t{2}}}));
+  EXPECT_TRUE(trials[1].enqueued);
+  EXPECT_EQ(trials[1].params.at("n"), ParamValue(std::int64_t{3}));  // x completed by the sampler
+  EXPECT_TRUE(trials[1].params.count("x"));
+  for (size_t i = 2; i < 6; ++i) EXPECT_FALSE(trials[i].enqueued);
+  for (const TrialRecord& r : trials) EXPECT_GE(r.sampler_ms, 0.0);
+}
+
 TEST(Coordinator, TrialsGetTheProtocolEnvironment) {
   Sweep sweep(Config("{name: c, n_trials: 1}", "{kind: random}"), 1);
   const SystemClock clock;

@@ -48,6 +48,8 @@ TrialRecord Record(std::int64_t number, bool sgd) {
   r.exit_code = sgd ? 0 : 75;
   r.peak_rss_kb = 123456;
   r.last_step = 4;
+  r.enqueued = number == 0;
+  r.sampler_ms = 0.25 * static_cast<double>(number);
   r.reason = sgd ? "" : "out of GPU memory";
   r.output_tail = "last line\n";
   r.attrs_json = R"({"n_params":1000})";
@@ -90,6 +92,8 @@ TEST(StudyFile, WritesAndReadsBackEveryField) {
     EXPECT_EQ(got.exit_code, expected.exit_code);
     EXPECT_EQ(got.peak_rss_kb, 123456);
     EXPECT_EQ(got.last_step, 4);
+    EXPECT_EQ(got.enqueued, expected.enqueued);
+    EXPECT_EQ(got.sampler_ms, expected.sampler_ms);
     EXPECT_EQ(got.reason, expected.reason);
     EXPECT_EQ(got.output_tail, "last line\n");
     EXPECT_EQ(got.attrs_json, expected.attrs_json);
