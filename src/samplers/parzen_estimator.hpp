@@ -44,6 +44,8 @@ class ParzenEstimator {
   std::vector<std::vector<double>> mu_;      // [dim][component]
   std::vector<std::vector<double>> sigma_;
   std::vector<std::vector<double>> log_z_;   // log of the truncated mass of each Gaussian
+  std::vector<std::vector<double>> log_norm_;  // -log(sigma sqrt(2 pi)) - log_z, per component
+  std::vector<double> log_step_;               // log of each stepped dimension's bin width
   std::vector<std::vector<double>> log_p_;   // categorical: [dim][component * k + choice]
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "samplers/random_sampler.hpp"
 
@@ -22,13 +23,32 @@ bool HasValue(const TrialRecord& r) {
 struct Observed {
   std::int64_t number;
   const ParamSet* params;
+  double weight = 1;
 };
+
+// Optuna's weights for `set` (oldest first), then the set thinned to at most `max_size`: the newest
+// half stays, older trials are kept every k-th with their neighbours' weight (TpeSampler::kMaxKernels).
+void WeighAndThin(std::vector<Observed>* set, size_t max_size) {
+  const std::vector<double> weights = TpeWeights(set->size());
+  for (size_t i = 0; i < set->size(); ++i) (*set)[i].weight = weights[i];
+  if (set->size() <= max_size) return;
+  const size_t keep_new = max_size / 2, old = set->size() - keep_new;
+  const size_t stride = (old + (max_size - keep_new) - 1) / (max_size - keep_new);
+  std::vector<Observed> kept;
+  for (size_t i = 0; i < old; i += stride) {
+    Observed o = (*set)[i];
+    for (size_t j = i + 1; j < std::min(old, i + stride); ++j) o.weight += (*set)[j].weight;
+    kept.push_back(o);
+  }
+  kept.insert(kept.end(), set->begin() + static_cast<std::ptrdiff_t>(old), set->end());
+  *set = std::move(kept);
+}
 
 }  // namespace
 
 struct TpeSampler::Split {
   std::vector<Observed> below;       // oldest first
-  std::vector<Observed> above;       // oldest first, at most kMaxAboveKernels
+  std::vector<Observed> above;       // oldest first, at most kMaxKernels
   std::vector<Observed> feasible;    // every scored trial (the recent ones, as above)
   std::vector<Observed> infeasible;  // trials that failed: OOM, crash, timeout, non-zero exit
 };
@@ -49,38 +69,44 @@ TpeSampler::TpeSampler(SearchSpace space, SamplerOptions options, Direction dire
     : space_(std::move(space)), options_(std::move(options)), direction_(direction) {}
 
 TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistory& history) const {
-  std::vector<const TrialRecord*> scored;
+  // The n_below-th best loss by selection (linear time), then one pass in completion order, so
+  // every set comes out oldest first without sorting.
+  const double sign = direction_ == Direction::kMaximize ? -1.0 : 1.0;
+  std::vector<double> losses;
+  for (const TrialRecord& r : history.finished) {
+    if (HasValue(r)) losses.push_back(sign * *r.value);
+  }
+  const auto n_below = std::min<size_t>(static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(losses.size()))),
+                                        static_cast<size_t>(options_.gamma_max));
+  double cut = -std::numeric_limits<double>::infinity();
+  size_t ties_admitted = 0;
+  if (n_below > 0) {
+    std::nth_element(losses.begin(), losses.begin() + static_cast<std::ptrdiff_t>(n_below - 1), losses.end());
+    cut = losses[n_below - 1];
+    const auto better = static_cast<size_t>(std::count_if(losses.begin(), losses.end(), [&](double v) { return v < cut; }));
+    ties_admitted = n_below - better;  // trials equal to the cut: the oldest ones are good
+  }
   Split split;
   for (const TrialRecord& r : history.finished) {
+    const Observed o{r.number, &r.params};
     if (HasValue(r)) {
-      scored.push_back(&r);
+      const double loss = sign * *r.value;
+      const bool good = n_below > 0 && (loss < cut || (loss == cut && ties_admitted > 0));
+      if (good && loss == cut) --ties_admitted;
+      (good ? split.below : split.above).push_back(o);
+      split.feasible.push_back(o);
     } else if (IsInfeasible(r.state)) {
-      split.above.push_back({r.number, &r.params});
-      split.infeasible.push_back({r.number, &r.params});
+      split.above.push_back(o);
+      split.infeasible.push_back(o);
     }
   }
-  const double sign = direction_ == Direction::kMaximize ? -1.0 : 1.0;
-  std::stable_sort(scored.begin(), scored.end(), [&](const TrialRecord* a, const TrialRecord* b) {
-    return sign * *a->value < sign * *b->value;
-  });
-  const auto n_below = std::min<size_t>(
-      static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(scored.size()))),
-      static_cast<size_t>(options_.gamma_max));
-  for (size_t i = 0; i < scored.size(); ++i) {
-    (i < n_below ? split.below : split.above).push_back({scored[i]->number, &scored[i]->params});
-    split.feasible.push_back({scored[i]->number, &scored[i]->params});
-  }
-  if (options_.constant_liar) {
+  if (options_.constant_liar) {  // running trials are the newest
     for (const auto& [n, params] : history.running) {
       if (n != number) split.above.push_back({n, &params});
     }
   }
-  const auto by_age = [](const Observed& a, const Observed& b) { return a.number < b.number; };
   for (std::vector<Observed>* set : {&split.below, &split.above, &split.feasible, &split.infeasible}) {
-    std::sort(set->begin(), set->end(), by_age);
-    if (set->size() > kMaxAboveKernels) {
-      set->erase(set->begin(), set->end() - static_cast<std::ptrdiff_t>(kMaxAboveKernels));
-    }
+    WeighAndThin(set, kMaxKernels);
   }
   return split;
 }
@@ -95,9 +121,11 @@ void TpeSampler::SampleGroup(const std::vector<const ParamSpec*>& group, const S
     if (!dim.categorical) dim.domain = NumericDomain::For(*spec);
     dims.push_back(dim);
   }
-  // Rows of the trials that have every parameter of the group, encoded.
+  // Rows of the trials that have every parameter of the group, encoded, and their weights.
+  std::vector<double> weights;
   const auto rows_of = [&](const std::vector<Observed>& trials) {
     std::vector<std::vector<double>> rows;
+    weights.clear();
     for (const Observed& t : trials) {
       std::vector<double> row;
       for (size_t d = 0; d < group.size(); ++d) {
@@ -113,22 +141,27 @@ void TpeSampler::SampleGroup(const std::vector<const ParamSpec*>& group, const S
           row.push_back(x);
         }
       }
-      if (row.size() == group.size()) rows.push_back(std::move(row));
+      if (row.size() == group.size()) {
+        rows.push_back(std::move(row));
+        weights.push_back(t.weight);
+      }
     }
     return rows;
   };
-  const std::vector<std::vector<double>> below = rows_of(split.below), above = rows_of(split.above);
-  const ParzenEstimator l(dims, below, TpeWeights(below.size()), options_.prior_weight);
-  const ParzenEstimator g(dims, above, TpeWeights(above.size()), options_.prior_weight);
+  const ParzenEstimator l(dims, rows_of(split.below), weights, options_.prior_weight);
+  const ParzenEstimator g(dims, rows_of(split.above), weights, options_.prior_weight);
   // Where trials failed, a second pair of densities estimates P(feasible | x) as in c-TPE
   // (Watanabe & Hutter 2023), and each candidate's score is weighted by it.
-  const std::vector<std::vector<double>> ok = rows_of(split.feasible), failed = rows_of(split.infeasible);
   std::optional<ParzenEstimator> f, o;
-  if (!failed.empty()) {
-    f.emplace(dims, ok, TpeWeights(ok.size()), options_.prior_weight);
-    o.emplace(dims, failed, TpeWeights(failed.size()), options_.prior_weight);
+  double log_n_ok = 0, log_n_failed = 0;
+  if (!split.infeasible.empty()) {
+    const std::vector<std::vector<double>> failed = rows_of(split.infeasible);
+    o.emplace(dims, failed, weights, options_.prior_weight);
+    log_n_failed = std::log(std::accumulate(weights.begin(), weights.end(), 0.0) + 1);
+    const std::vector<std::vector<double>> ok = rows_of(split.feasible);
+    f.emplace(dims, ok, weights, options_.prior_weight);
+    log_n_ok = std::log(std::accumulate(weights.begin(), weights.end(), 0.0) + 1);
   }
-  const double log_n_ok = std::log(static_cast<double>(ok.size()) + 1), log_n_failed = std::log(static_cast<double>(failed.size()) + 1);
   std::vector<double> best;
   double best_score = -std::numeric_limits<double>::infinity();
   for (int i = 0; i < options_.n_ei_candidates; ++i) {

@@ -16,9 +16,10 @@ class TpeSampler : public Sampler {
 
   std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) override;
 
-  // The above-group kernels kept at most (the most recent ones): beyond this the estimate of the
-  // "not good" density barely changes, and an ask stays well under a millisecond per parameter.
-  static constexpr size_t kMaxAboveKernels = 1000;
+  // Kernels kept at most per density. Past it, the newest half is kept and the older trials are
+  // thinned to every k-th with k times the weight, so the density keeps its shape while an ask
+  // stays flat in the length of the study.
+  static constexpr size_t kMaxKernels = 200;
 
  private:
   struct Split;  // the good ("below") and the other ("above") trials of one ask

@@ -62,6 +62,27 @@ PY
     "${mpi[@]}" -np 4 "$bin/cleansweep" run np4.yaml > out.txt || fail "run exited $?"
     /usr/bin/python3 "$src/tests/mpi/check_study.py" np4.h5 27 3 --grid
     ;;
+  tpe)  # TPE end to end: model-based suggestions, enqueued first trial, sampler time recorded
+    toy_config tpe 30 "{kind: tpe, seed: 3, n_startup_trials: 6}" "ok" "enqueue:
+  - {x: 0.3, n: 4, opt: b}"
+    "${mpi[@]}" -np 4 "$bin/cleansweep" run tpe.yaml > out.txt || fail "run exited $?"
+    /usr/bin/python3 "$src/tests/mpi/check_study.py" tpe.h5 30 3
+    /usr/bin/python3 - <<PY
+import h5py
+with h5py.File("$work/tpe.h5", "r") as f:
+    t = f["trials"][:]
+first = t[t["number"] == 0][0]
+assert first["enqueued"] == 1 and first["param_x"] == 0.3 and first["param_n"] == 4, first
+assert (t["enqueued"] == 1).sum() == 1
+assert (t["sampler_ms"] >= 0).all()
+# TPE concentrates late trials around the optimum (x = 0.3, n = 4, opt = b); random would not.
+late = t[t["number"] >= 15]
+assert abs(late["param_x"] - 0.3).mean() < 0.25, late["param_x"]
+print("tpe sweep: mean |x - 0.3| of late trials %.3f" % abs(late["param_x"] - 0.3).mean())
+PY
+    "$bin/cleansweep" show tpe.h5 | grep -q "sampler time per trial: median .* ms, max .* ms; 1 trials from enqueue" ||
+      fail "show: $("$bin/cleansweep" show tpe.h5)"
+    ;;
   timeout)  # trials that hang are killed at their timeout, grandchildren included
     toy_config timeout 3 "{kind: random}" "hang"
     sed -i 's/timeout: 30s/timeout: 1s/' timeout.yaml
