@@ -21,6 +21,15 @@ int ValidateCommand(const ValidateArgs& args) {
   std::printf("\nstorage   %s\n", c.study.storage.c_str());
   std::printf("sampler   %s (seed %llu)", c.sampler.kind.c_str(), static_cast<unsigned long long>(c.sampler.seed));
   if (const auto capacity = prepared->sampler->Capacity()) std::printf(", %lld grid points", static_cast<long long>(*capacity));
+  const SamplerOptions& s = c.sampler;
+  if (s.kind == "tpe") {
+    std::printf(", %d start-up trials, %d candidates, gamma %g (at most %d), %s, %s", s.n_startup_trials,
+                s.n_ei_candidates, s.gamma, s.gamma_max, s.multivariate ? "multivariate" : "univariate",
+                s.constant_liar ? "constant liar" : "no constant liar");
+  } else if (s.kind == "cmaes") {
+    std::printf(", sigma0 %g, population %s", s.sigma0, s.popsize > 0 ? std::to_string(s.popsize).c_str() : "auto");
+  }
+  if (!c.enqueue.empty()) std::printf("\nenqueue   %zu configurations run first", c.enqueue.size());
   std::printf("\ntrial     %s", prepared->program.c_str());
   for (size_t i = 1; i < c.trial.command.size(); ++i) std::printf(" %s", c.trial.command[i].c_str());
   std::printf("\n          timeout %s, kill grace %s, log limit %lld MiB\n",
