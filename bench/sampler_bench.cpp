@@ -24,9 +24,10 @@ using Clock = std::chrono::steady_clock;
 
 StudyConfig Config(const std::string& sampler, std::uint64_t seed, const std::string& space,
                    const std::vector<std::string>& sets) {
-  Result<StudyConfig> config = LoadConfigText("study: {name: bench}\nsampler: {kind: " + sampler +
-                                                  ", seed: " + std::to_string(seed) + "}\ntrial: {command: [x]}\nspace:\n" + space,
-                                              "bench", sets);
+  Result<StudyConfig> config =
+      LoadConfigText("study: {name: bench}\nsampler: {kind: " + sampler + ", seed: " + std::to_string(seed) +
+                         "}\ntrial: {command: [x]}\nspace:\n" + space,
+                     "bench", sets);
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", config.status().message().c_str());
     std::exit(2);
@@ -55,8 +56,8 @@ void RunFunction(const std::string& name, const char* space, const std::function
       history.finished.push_back(std::move(r));
       if ((i + 1) % 50 == 0 || i + 1 == trials) curve[std::to_string(i + 1)] = best;
     }
-    nlohmann::json line = {{"tool", "cleansweep"}, {"sampler", sampler_kind}, {"function", name}, {"seed", seed},
-                           {"best", curve}, {"sampler_seconds", ask_seconds}, {"trials", trials}};
+    nlohmann::json line = {{"tool", "cleansweep"}, {"sampler", sampler_kind},        {"function", name}, {"seed", seed},
+                           {"best", curve},        {"sampler_seconds", ask_seconds}, {"trials", trials}};
     std::printf("%s\n", line.dump().c_str());
     std::fflush(stdout);
   }

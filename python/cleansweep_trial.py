@@ -4,9 +4,11 @@
 
     trial = cs.Trial()                      # reads CLEANSWEEP_PARAMS and the report pipe
     lr = trial.params.get("lr", 1e-3)       # defaults apply outside a sweep
-    for epoch in range(10):
+    for epoch in range(1, 11):
         acc = train_one_epoch(lr)
         trial.report(epoch, acc)            # intermediate value
+        if trial.should_prune():            # the sweep stopped this trial early
+            sys.exit(0)
     trial.set_attrs(n_params=123456)
     trial.finish(acc)                       # the objective; then exit normally
 
@@ -17,6 +19,7 @@ printed to stderr, so the same script runs standalone. docs/trial-protocol.md ha
 import json
 import math
 import os
+import select
 import sys
 
 EXIT_OUT_OF_MEMORY = 75
@@ -34,6 +37,9 @@ class Trial:
         self.dir = env.get("CLEANSWEEP_TRIAL_DIR", "")
         fd = env.get("CLEANSWEEP_REPORT_FD")
         self._pipe = os.fdopen(int(fd), "w", buffering=1, closefd=False) if fd else None
+        control = env.get("CLEANSWEEP_CONTROL_FD")
+        self._control = int(control) if control else None
+        self._pruned = False
 
     @property
     def in_sweep(self):
@@ -42,6 +48,21 @@ class Trial:
     def report(self, step, value):
         """An intermediate value of the objective at `step` (an epoch, say)."""
         self._send({"step": int(step), "value": _finite(value)})
+
+    def should_prune(self):
+        """True once the sweep has pruned this trial: stop and exit normally. Never blocks."""
+        if self._pruned or self._control is None:
+            return self._pruned
+        try:
+            while select.select([self._control], [], [], 0)[0]:
+                data = os.read(self._control, 64)
+                if not data:
+                    break
+                if b"prune" in data:
+                    self._pruned = True
+        except OSError:
+            pass
+        return self._pruned
 
     def set_attrs(self, **attrs):
         """User attributes stored with the trial (JSON-serialisable values)."""

@@ -9,6 +9,7 @@
 //       double accuracy = TrainOneEpoch(lr);
 //       trial.Report(epoch, accuracy);                      // intermediate value
 //     }
+//     // (inside the loop) if (trial.ShouldPrune()) return 0;  // the sweep pruned this trial
 //     trial.SetAttr("n_params", 123456.0);
 //     trial.Finish(accuracy);                               // the objective
 //   }
@@ -17,6 +18,7 @@
 // defaults and reports are printed to stderr, so the same program runs standalone.
 #pragma once
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -44,12 +46,27 @@ class Trial {
     if (const char* number = std::getenv("CLEANSWEEP_TRIAL")) trial.number_ = std::atoll(number);
     if (const char* dir = std::getenv("CLEANSWEEP_TRIAL_DIR")) trial.dir_ = dir;
     if (const char* fd = std::getenv("CLEANSWEEP_REPORT_FD")) trial.fd_ = std::atoi(fd);
+    if (const char* fd = std::getenv("CLEANSWEEP_CONTROL_FD")) trial.control_fd_ = std::atoi(fd);
     return trial;
   }
 
+  // True once the sweep has pruned this trial: stop and exit normally; it is recorded PRUNED with
+  // its last reported value. Never blocks; always false outside a sweep. Call it after Report().
+  bool ShouldPrune() {
+    if (pruned_ || control_fd_ < 0) return pruned_;
+    pollfd p{control_fd_, POLLIN, 0};
+    char buf[64];
+    while (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
+      const ssize_t n = ::read(control_fd_, buf, sizeof buf);
+      if (n <= 0) break;
+      if (std::string(buf, static_cast<size_t>(n)).find("prune") != std::string::npos) pruned_ = true;
+    }
+    return pruned_;
+  }
+
   bool InSweep() const { return fd_ >= 0; }
-  std::int64_t number() const { return number_; }      // -1 outside a sweep
-  const std::string& dir() const { return dir_; }       // folder for artifacts; "" outside a sweep
+  std::int64_t number() const { return number_; }  // -1 outside a sweep
+  const std::string& dir() const { return dir_; }  // folder for artifacts; "" outside a sweep
 
   bool Has(const std::string& name) const { return params_.count(name) != 0; }
   // The raw JSON text of every parameter, by name (strings without their quotes).
@@ -87,7 +104,9 @@ class Trial {
     Send("{\"step\": " + std::to_string(step) + ", \"value\": " + Number(value) + "}");
   }
   // A user attribute stored with the trial.
-  void SetAttr(const std::string& name, double value) { Send("{\"attrs\": {" + Quote(name) + ": " + Number(value) + "}}"); }
+  void SetAttr(const std::string& name, double value) {
+    Send("{\"attrs\": {" + Quote(name) + ": " + Number(value) + "}}");
+  }
   void SetAttr(const std::string& name, const std::string& value) {
     Send("{\"attrs\": {" + Quote(name) + ": " + Quote(value) + "}}");
   }
@@ -146,7 +165,9 @@ class Trial {
     std::map<std::string, std::string> out;
     size_t i = 0;
     const auto fail = [&]() { throw std::runtime_error("CLEANSWEEP_PARAMS is not a flat JSON object: " + text); };
-    const auto skip = [&]() { while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i; };
+    const auto skip = [&]() {
+      while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    };
     const auto string = [&]() {
       std::string s;
       if (text[i++] != '"') fail();
@@ -200,6 +221,8 @@ class Trial {
   std::int64_t number_ = -1;
   std::string dir_;
   int fd_ = -1;
+  int control_fd_ = -1;
+  bool pruned_ = false;
 };
 
 }  // namespace cleansweep

@@ -24,6 +24,8 @@ def main():
         loss = scale * ((x - 1.0) ** 2 + (y + 2.0) ** 2 + (0.5 if shape == "saddle" else 0.0))
         trial.report(step, loss)
         print("step %d loss %.4f" % (step, loss), flush=True)
+        if trial.should_prune():  # with a pruner in the config, the sweep may stop us here
+            return
     trial.set_attrs(shape=shape)
     trial.finish(loss)
 

@@ -11,10 +11,13 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   RunArgs run;
-  CLI::App* run_cmd = app.add_subcommand("run", "Run a study (start with mpirun/srun: rank 0 coordinates, the others run trials)");
+  CLI::App* run_cmd =
+      app.add_subcommand("run", "Run a study (start with mpirun/srun: rank 0 coordinates, the others run trials)");
   run_cmd->add_option("config", run.config, "YAML config file")->required();
   run_cmd->add_option("--set", run.sets, "Override a config value, e.g. --set study.n_trials=8");
-  run_cmd->add_option("--progress", run.progress, "live: redraw one status line; lines: one line per finished trial; auto: live on a terminal")
+  run_cmd
+      ->add_option("--progress", run.progress,
+                   "live: redraw one status line; lines: one line per finished trial; auto: live on a terminal")
       ->check(CLI::IsMember({"auto", "live", "lines"}));
 
   ValidateArgs validate;

@@ -101,6 +101,7 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
 
 int RunWorker(MpiTransport* transport, const WorkerIdentity& identity) {
   InstallTrialReaper();
+  ::signal(SIGPIPE, SIG_IGN);  // a trial that closed its control pipe must not kill its worker
   SpawnLauncher launcher;
   Worker worker(transport, &launcher, identity);
   const Status status = worker.Run();
@@ -124,8 +125,11 @@ int RunCommand(const RunArgs& args, int* argc, char*** argv) {
   if (size < 2) {
     code = ReportError(Status::InvalidInput(
         "cleansweep run needs at least 2 MPI ranks: rank 0 coordinates and every other rank runs trials.\n"
-        "  start it as:  mpirun -np 3 cleansweep run " + args.config + "   (1 coordinator + 2 workers)\n"
-        "  on Slurm:     srun --ntasks=<1 + number of GPUs> cleansweep run " + args.config));
+        "  start it as:  mpirun -np 3 cleansweep run " +
+        args.config +
+        "   (1 coordinator + 2 workers)\n"
+        "  on Slurm:     srun --ntasks=<1 + number of GPUs> cleansweep run " +
+        args.config));
   } else {
     WorkerIdentity identity;
     identity.host = HostName();

@@ -70,8 +70,8 @@ int ShowCommand(const ShowArgs& args) {
   const TrialRecord* best = nullptr;
   for (const TrialRecord& r : study->trials) {
     if (r.state != TrialState::kComplete || !r.value) continue;
-    const bool better = !best || (c.study.direction == Direction::kMaximize ? *r.value > *best->value
-                                                                            : *r.value < *best->value);
+    const bool better =
+        !best || (c.study.direction == Direction::kMaximize ? *r.value > *best->value : *r.value < *best->value);
     if (better) best = &r;
   }
   if (!best) {

@@ -20,7 +20,8 @@ int ValidateCommand(const ValidateArgs& args) {
   if (c.study.time_budget) std::printf(", time budget %s", FormatDuration(*c.study.time_budget).c_str());
   std::printf("\nstorage   %s\n", c.study.storage.c_str());
   std::printf("sampler   %s (seed %llu)", c.sampler.kind.c_str(), static_cast<unsigned long long>(c.sampler.seed));
-  if (const auto capacity = prepared->sampler->Capacity()) std::printf(", %lld grid points", static_cast<long long>(*capacity));
+  if (const auto capacity = prepared->sampler->Capacity())
+    std::printf(", %lld grid points", static_cast<long long>(*capacity));
   const SamplerOptions& s = c.sampler;
   if (s.kind == "tpe") {
     std::printf(", %d start-up trials, %d candidates, gamma %g (at most %d), %s, %s", s.n_startup_trials,

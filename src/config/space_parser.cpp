@@ -16,8 +16,8 @@ bool IsIdentifier(const std::string& name) {
   return true;
 }
 
-Result<std::vector<ParamValue>> ScalarList(const YamlReader& r, const YAML::Node& node,
-                                           const std::string& key, bool allow_single) {
+Result<std::vector<ParamValue>> ScalarList(const YamlReader& r, const YAML::Node& node, const std::string& key,
+                                           bool allow_single) {
   std::vector<ParamValue> values;
   if (allow_single && node.IsScalar()) {
     Result<ParamValue> v = r.Scalar(node, key);
@@ -50,8 +50,8 @@ Status ParseBounds(const YamlReader& r, const YAML::Node& node, const std::strin
   }
   if (spec->low >= spec->high) {
     return r.Error(node["low"], key + ".low",
-                   "low must be below high, got low " + FormatValue(spec->low) + " >= high " +
-                       FormatValue(spec->high) + " (for a constant, use `type: fixed`)");
+                   "low must be below high, got low " + FormatValue(spec->low) + " >= high " + FormatValue(spec->high) +
+                       " (for a constant, use `type: fixed`)");
   }
   if (node["log"]) {
     Result<bool> log = r.Bool(node["log"], key + ".log");
@@ -59,8 +59,7 @@ Status ParseBounds(const YamlReader& r, const YAML::Node& node, const std::strin
     spec->log = *log;
   }
   if (spec->log && spec->low <= 0) {
-    return r.Error(node["low"], key + ".low",
-                   "a log scale needs low > 0, got " + FormatValue(spec->low));
+    return r.Error(node["low"], key + ".low", "a log scale needs low > 0, got " + FormatValue(spec->low));
   }
   if (node["step"]) {
     Result<double> step = is_int ? Result<double>(0.0) : r.Number(node["step"], key + ".step");
@@ -99,7 +98,8 @@ Status ParseGrid(const YamlReader& r, const YAML::Node& node, const std::string&
   if (node["grid_points"]) {
     Result<std::int64_t> n = r.Integer(node["grid_points"], key + ".grid_points");
     if (!n.ok()) return n.status();
-    if (*n < 2 || *n > 100000) return r.Error(node["grid_points"], key + ".grid_points", "must be between 2 and 100000");
+    if (*n < 2 || *n > 100000)
+      return r.Error(node["grid_points"], key + ".grid_points", "must be between 2 and 100000");
     spec->grid_points = static_cast<int>(*n);
   }
   return Status::Ok();
@@ -152,7 +152,8 @@ Result<ParamSpec> ParseParam(const YamlReader& r, const std::string& name, const
       for (size_t i = 0; i < choices->size(); ++i) {
         for (size_t j = 0; j < i; ++j) {
           if (ValuesEqual((*choices)[i], (*choices)[j])) {
-            return r.Error(node["choices"], key + ".choices", "choice " + FormatValue((*choices)[i]) + " appears twice");
+            return r.Error(node["choices"], key + ".choices",
+                           "choice " + FormatValue((*choices)[i]) + " appears twice");
           }
         }
       }

@@ -94,8 +94,8 @@ const std::map<std::string, std::set<std::string>>& SamplerKeys() {
   static const std::map<std::string, std::set<std::string>> keys = {
       {"random", {}},
       {"grid", {}},
-      {"tpe", {"n_startup_trials", "n_ei_candidates", "gamma", "gamma_max", "prior_weight", "multivariate",
-               "constant_liar"}},
+      {"tpe",
+       {"n_startup_trials", "n_ei_candidates", "gamma", "gamma_max", "prior_weight", "multivariate", "constant_liar"}},
       {"sobol", {"scramble"}},
       {"cmaes", {"n_startup_trials", "sigma0", "popsize"}},
   };
@@ -107,7 +107,8 @@ Status ParseSamplerInt(const YamlReader& r, const YAML::Node& node, const char* 
   const std::string path = std::string("sampler.") + key;
   Result<std::int64_t> v = r.Integer(node[key], path);
   if (!v.ok()) return v.status();
-  if (*v < low || *v > 1'000'000) return r.Error(node[key], path, "must be between " + std::to_string(low) + " and 1000000");
+  if (*v < low || *v > 1'000'000)
+    return r.Error(node[key], path, "must be between " + std::to_string(low) + " and 1000000");
   *out = static_cast<int>(*v);
   return Status::Ok();
 }
@@ -132,9 +133,9 @@ Status ParseSamplerBool(const YamlReader& r, const YAML::Node& node, const char*
 
 Status ParseSampler(const YamlReader& r, const YAML::Node& node, SamplerOptions* out) {
   if (!node) return Status::Ok();
-  CS_RETURN_IF_ERROR(r.CheckKeys(node, "sampler", {"kind", "seed", "n_startup_trials", "n_ei_candidates", "gamma",
-                                                   "gamma_max", "prior_weight", "multivariate", "constant_liar",
-                                                   "scramble", "sigma0", "popsize"}));
+  CS_RETURN_IF_ERROR(r.CheckKeys(node, "sampler",
+                                 {"kind", "seed", "n_startup_trials", "n_ei_candidates", "gamma", "gamma_max",
+                                  "prior_weight", "multivariate", "constant_liar", "scramble", "sigma0", "popsize"}));
   if (node["kind"]) {
     Result<std::string> kind = r.String(node["kind"], "sampler.kind");
     if (!kind.ok()) return kind.status();
@@ -176,13 +177,68 @@ Status ParseSampler(const YamlReader& r, const YAML::Node& node, SamplerOptions*
   return Status::Ok();
 }
 
-Status CheckPlaceholders(const YamlReader& r, const YAML::Node& node, const std::string& word,
-                         const std::string& key, const SearchSpace& space) {
+Status ParsePruner(const YamlReader& r, const YAML::Node& node, PrunerOptions* out) {
+  if (!node) return Status::Ok();
+  static const std::map<std::string, std::set<std::string>> kKeys = {
+      {"none", {}},
+      {"median", {"n_startup_trials", "n_warmup_steps", "interval_steps", "n_min_trials"}},
+      {"asha", {"min_resource", "max_resource", "reduction_factor", "min_early_stopping_rate"}},
+      {"hyperband", {"min_resource", "max_resource", "reduction_factor"}},
+  };
+  CS_RETURN_IF_ERROR(r.CheckKeys(node, "pruner",
+                                 {"kind", "n_startup_trials", "n_warmup_steps", "interval_steps", "n_min_trials",
+                                  "min_resource", "max_resource", "reduction_factor", "min_early_stopping_rate"}));
+  if (node["kind"]) {
+    Result<std::string> kind = r.String(node["kind"], "pruner.kind");
+    if (!kind.ok()) return kind.status();
+    if (!kKeys.count(*kind)) {
+      return r.Error(node["kind"], "pruner.kind",
+                     "unknown pruner '" + *kind + "' (available: none, median, asha, hyperband)");
+    }
+    out->kind = *kind;
+  }
+  for (const auto& item : node) {
+    const std::string key = item.first.Scalar();
+    if (key != "kind" && !kKeys.at(out->kind).count(key)) {
+      return r.Error(item.first, "pruner." + key, "does not apply to the " + out->kind + " pruner");
+    }
+  }
+  const auto integer = [&](const char* key, std::int64_t low, std::int64_t* field) -> Status {
+    if (!node[key]) return Status::Ok();
+    Result<std::int64_t> v = r.Integer(node[key], std::string("pruner.") + key);
+    if (!v.ok()) return v.status();
+    if (*v < low) return r.Error(node[key], std::string("pruner.") + key, "must be at least " + std::to_string(low));
+    *field = *v;
+    return Status::Ok();
+  };
+  std::int64_t reduction = out->reduction_factor, rate = out->min_early_stopping_rate;
+  CS_RETURN_IF_ERROR(integer("n_startup_trials", 0, &out->n_startup_trials));
+  CS_RETURN_IF_ERROR(integer("n_warmup_steps", 0, &out->n_warmup_steps));
+  CS_RETURN_IF_ERROR(integer("interval_steps", 1, &out->interval_steps));
+  CS_RETURN_IF_ERROR(integer("n_min_trials", 1, &out->n_min_trials));
+  CS_RETURN_IF_ERROR(integer("min_resource", 1, &out->min_resource));
+  CS_RETURN_IF_ERROR(integer("max_resource", 1, &out->max_resource));
+  CS_RETURN_IF_ERROR(integer("reduction_factor", 2, &reduction));
+  CS_RETURN_IF_ERROR(integer("min_early_stopping_rate", 0, &rate));
+  out->reduction_factor = static_cast<int>(std::min<std::int64_t>(reduction, 1000));
+  out->min_early_stopping_rate = static_cast<int>(std::min<std::int64_t>(rate, 60));
+  if (out->kind == "hyperband" && out->max_resource == 0) {
+    return r.Error(node, "pruner.max_resource", "hyperband needs max_resource: the last step a trial reports");
+  }
+  if (out->max_resource > 0 && out->max_resource <= out->min_resource) {
+    return r.Error(node["max_resource"], "pruner.max_resource", "must be above min_resource");
+  }
+  return Status::Ok();
+}
+
+Status CheckPlaceholders(const YamlReader& r, const YAML::Node& node, const std::string& word, const std::string& key,
+                         const SearchSpace& space) {
   Result<std::vector<std::string>> names = PlaceholdersIn(word);
   if (!names.ok()) return r.Error(node, key, names.status().message());
   for (const std::string& name : *names) {
     if (name != kPlaceholderTrial && name != kPlaceholderTrialDir && !space.Find(name)) {
-      return r.Error(node, key, "placeholder {" + name + "} names no parameter of the space (nor {trial}, {trial_dir})");
+      return r.Error(node, key,
+                     "placeholder {" + name + "} names no parameter of the space (nor {trial}, {trial_dir})");
     }
   }
   return Status::Ok();
@@ -190,13 +246,15 @@ Status CheckPlaceholders(const YamlReader& r, const YAML::Node& node, const std:
 
 Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace& space, TrialOptions* out) {
   if (!node) return r.Error(node, "trial", "missing: a config needs `trial: {command: [...]}`");
-  CS_RETURN_IF_ERROR(r.CheckKeys(node, "trial", {"command", "timeout", "kill_grace", "log_limit_mb", "tail_lines", "env"}));
+  CS_RETURN_IF_ERROR(r.CheckKeys(
+      node, "trial", {"command", "timeout", "kill_grace", "prune_grace", "log_limit_mb", "tail_lines", "env"}));
   const YAML::Node command = node["command"];
   if (!command) return r.Error(node, "trial.command", "missing: the program to run, e.g. [python3, train.py]");
   if (command.IsScalar()) {
     return r.Error(command, "trial.command", "expected a list of words, e.g. [python3, train.py, --epochs, \"3\"]");
   }
-  if (!command.IsSequence() || command.size() == 0) return r.Error(command, "trial.command", "expected a non-empty list");
+  if (!command.IsSequence() || command.size() == 0)
+    return r.Error(command, "trial.command", "expected a non-empty list");
   for (size_t i = 0; i < command.size(); ++i) {
     const std::string key = "trial.command[" + std::to_string(i) + "]";
     Result<std::string> word = r.String(command[i], key);
@@ -216,6 +274,11 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
     Result<Millis> t = r.Duration(node["kill_grace"], "trial.kill_grace");
     if (!t.ok()) return t.status();
     out->kill_grace = *t;
+  }
+  if (node["prune_grace"]) {
+    Result<Millis> t = r.Duration(node["prune_grace"], "trial.prune_grace");
+    if (!t.ok()) return t.status();
+    out->prune_grace = *t;
   }
   if (node["log_limit_mb"]) {
     Result<std::int64_t> mb = r.Integer(node["log_limit_mb"], "trial.log_limit_mb");
@@ -293,17 +356,16 @@ Status ParseEnqueue(const YamlReader& r, const YAML::Node& node, const StudyConf
     out->push_back(std::move(entry));
   }
   if (static_cast<std::int64_t>(out->size()) > config.study.n_trials) {
-    return r.Error(node, "enqueue", std::to_string(out->size()) + " configurations, but study.n_trials is " +
-                                        std::to_string(config.study.n_trials));
+    return r.Error(node, "enqueue",
+                   std::to_string(out->size()) + " configurations, but study.n_trials is " +
+                       std::to_string(config.study.n_trials));
   }
   return Status::Ok();
 }
 
 }  // namespace
 
-const char* DirectionName(Direction direction) {
-  return direction == Direction::kMaximize ? "maximize" : "minimize";
-}
+const char* DirectionName(Direction direction) { return direction == Direction::kMaximize ? "maximize" : "minimize"; }
 
 Result<std::vector<std::string>> PlaceholdersIn(const std::string& word) {
   std::vector<std::string> names;
@@ -340,11 +402,12 @@ Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& s
   for (const std::string& o : overrides) CS_RETURN_IF_ERROR(ApplyOverride(o, root, &overridden));
 
   const YamlReader r(source, overridden);
-  CS_RETURN_IF_ERROR(r.CheckKeys(root, "", {"study", "sampler", "trial", "space", "workers", "enqueue"}));
+  CS_RETURN_IF_ERROR(r.CheckKeys(root, "", {"study", "sampler", "pruner", "trial", "space", "workers", "enqueue"}));
   StudyConfig config;
   config.source = source;
   CS_RETURN_IF_ERROR(ParseStudy(r, root["study"], &config.study));
   CS_RETURN_IF_ERROR(ParseSampler(r, root["sampler"], &config.sampler));
+  CS_RETURN_IF_ERROR(ParsePruner(r, root["pruner"], &config.pruner));
   Result<SearchSpace> space = ParseSpace(r, root["space"]);
   if (!space.ok()) return space.status();
   config.space = std::move(*space);

@@ -16,43 +16,58 @@ namespace cleansweep {
 enum class Direction { kMinimize, kMaximize };
 const char* DirectionName(Direction direction);
 
-struct StudyOptions {            // study:
+struct StudyOptions {  // study:
   std::string name;
   Direction direction = Direction::kMinimize;
   std::string metric = "value";  // what the objective is called in output
   std::int64_t n_trials = 100;
   std::optional<Millis> time_budget;  // stop handing out trials after this long
-  std::string storage;           // HDF5 study file; default results/<name>.h5
+  std::string storage;                // HDF5 study file; default results/<name>.h5
 };
 
-struct SamplerOptions {          // sampler:
-  std::string kind = "random";   // random | grid | tpe | sobol | cmaes
+struct SamplerOptions {         // sampler:
+  std::string kind = "random";  // random | grid | tpe | sobol | cmaes
   std::uint64_t seed = 0;
   // tpe (docs/samplers.md compares each default with Optuna's)
-  int n_startup_trials = 10;     // tpe, cmaes: random trials before the model takes over
+  int n_startup_trials = 10;  // tpe, cmaes: random trials before the model takes over
   int n_ei_candidates = 24;
-  double gamma = 0.10;           // fraction of scored trials that count as good...
-  int gamma_max = 25;            // ...but never more than this many
+  double gamma = 0.10;  // fraction of scored trials that count as good...
+  int gamma_max = 25;   // ...but never more than this many
   double prior_weight = 1.0;
-  bool multivariate = true;      // joint density over the always-active parameters
-  bool constant_liar = true;     // running trials count as not good
+  bool multivariate = true;   // joint density over the always-active parameters
+  bool constant_liar = true;  // running trials count as not good
   // sobol
   bool scramble = true;
   // cmaes
-  double sigma0 = 0.25;          // initial step size, as a fraction of each parameter's range
-  int popsize = 0;               // 0: 4 + floor(3 ln n)
+  double sigma0 = 0.25;  // initial step size, as a fraction of each parameter's range
+  int popsize = 0;       // 0: 4 + floor(3 ln n)
 };
 
-struct TrialOptions {            // trial:
-  std::vector<std::string> command;            // argv; words may hold {param} placeholders
-  std::optional<Millis> timeout;               // wall-clock limit per trial; none if unset
-  Millis kill_grace = Millis(10'000);          // SIGTERM -> SIGKILL delay
-  std::int64_t log_limit_bytes = 16 << 20;     // per-trial log cap (head kept, tail kept)
-  int tail_lines = 20;                         // last output lines stored in the study file
-  std::map<std::string, std::string> env;      // extra environment for every trial
+struct PrunerOptions {        // pruner: (docs/pruners.md)
+  std::string kind = "none";  // none | median | asha | hyperband
+  // median
+  std::int64_t n_startup_trials = 5;  // completed trials before it prunes anything
+  std::int64_t n_warmup_steps = 0;    // no pruning before this step
+  std::int64_t interval_steps = 1;    // decide every this many steps
+  std::int64_t n_min_trials = 1;      // values needed at a step to compare against
+  // asha, hyperband
+  std::int64_t min_resource = 1;  // step of the first rung
+  std::int64_t max_resource = 0;  // last step a trial reports (hyperband: required)
+  int reduction_factor = 3;
+  int min_early_stopping_rate = 0;  // asha: skip this many rungs
 };
 
-struct WorkerOptions {           // workers:
+struct TrialOptions {                       // trial:
+  std::vector<std::string> command;         // argv; words may hold {param} placeholders
+  std::optional<Millis> timeout;            // wall-clock limit per trial; none if unset
+  Millis kill_grace = Millis(10'000);       // SIGTERM -> SIGKILL delay
+  Millis prune_grace = Millis(30'000);      // a pruned trial must exit within this
+  std::int64_t log_limit_bytes = 16 << 20;  // per-trial log cap (head kept, tail kept)
+  int tail_lines = 20;                      // last output lines stored in the study file
+  std::map<std::string, std::string> env;   // extra environment for every trial
+};
+
+struct WorkerOptions {  // workers:
   // "auto": the node's visible GPUs (CUDA_VISIBLE_DEVICES, else /proc/driver/nvidia);
   // "none": CPU only; otherwise an explicit list of device ids, shared round robin.
   std::string gpus = "auto";
@@ -61,12 +76,13 @@ struct WorkerOptions {           // workers:
 struct StudyConfig {
   StudyOptions study;
   SamplerOptions sampler;
+  PrunerOptions pruner;
   TrialOptions trial;
   WorkerOptions workers;
   SearchSpace space;
   std::vector<ParamSet> enqueue;  // configurations to run first, whole or partial, in order
-  std::string source;        // the file it came from, for messages
-  std::string yaml_text;     // the effective config (overrides applied), stored in the study
+  std::string source;             // the file it came from, for messages
+  std::string yaml_text;          // the effective config (overrides applied), stored in the study
 };
 
 // Reads and validates `path`, applying `overrides` ("study.n_trials=8", value in YAML syntax)

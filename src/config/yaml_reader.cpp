@@ -43,8 +43,7 @@ std::string Describe(const YAML::Node& node) {
 
 }  // namespace
 
-Status YamlReader::Error(const YAML::Node& node, const std::string& key,
-                         const std::string& what) const {
+Status YamlReader::Error(const YAML::Node& node, const std::string& key, const std::string& what) const {
   for (const std::string& o : overridden_) {
     if (key == o || key.rfind(o + ".", 0) == 0) return Status::InvalidInput("--set " + key + ": " + what);
   }

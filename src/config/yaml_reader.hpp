@@ -22,8 +22,7 @@ class YamlReader {
   Status Error(const YAML::Node& node, const std::string& key, const std::string& what) const;
 
   // Fails naming the first key of `map` that is not in `allowed`, listing the allowed ones.
-  Status CheckKeys(const YAML::Node& map, const std::string& key,
-                   std::initializer_list<const char*> allowed) const;
+  Status CheckKeys(const YAML::Node& map, const std::string& key, std::initializer_list<const char*> allowed) const;
   Status ExpectMap(const YAML::Node& node, const std::string& key) const;
 
   Result<double> Number(const YAML::Node& node, const std::string& key) const;

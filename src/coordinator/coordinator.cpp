@@ -5,17 +5,21 @@
 namespace cleansweep {
 namespace {
 
-bool Better(double a, double b, Direction direction) {
-  return direction == Direction::kMaximize ? a > b : a < b;
-}
+bool Better(double a, double b, Direction direction) { return direction == Direction::kMaximize ? a > b : a < b; }
 
 }  // namespace
 
 Coordinator::Coordinator(const StudyConfig& config, Transport* transport, Sampler* sampler, const Clock* clock,
                          Progress* progress, CoordinatorTiming timing)
-    : config_(config), transport_(transport), sampler_(sampler), clock_(clock), progress_(progress), timing_(timing),
+    : config_(config),
+      transport_(transport),
+      sampler_(sampler),
+      clock_(clock),
+      progress_(progress),
+      timing_(timing),
       workers_(static_cast<size_t>(transport->size())) {
   target_ = config.study.n_trials;
+  pruner_ = MakePruner(config.pruner, config.study.direction);
   if (const auto capacity = sampler->Capacity(); capacity && *capacity < target_) target_ = *capacity;
 }
 
@@ -68,9 +72,7 @@ bool Coordinator::BudgetReached() const {
          clock_->Now() - started_ >= static_cast<double>(config_.study.time_budget->count()) / 1e3;
 }
 
-bool Coordinator::MoreToLaunch() const {
-  return !stopping_ && !sampler_exhausted_ && next_number_ < target_;
-}
+bool Coordinator::MoreToLaunch() const { return !stopping_ && !sampler_exhausted_ && next_number_ < target_; }
 
 Status Coordinator::Dispatch() {
   for (size_t rank = 1; rank < workers_.size() && MoreToLaunch(); ++rank) {
@@ -87,6 +89,7 @@ Status Coordinator::Dispatch() {
       break;
     }
     dispatched_[next_number_] = {enqueued, (clock_->Now() - asked) * 1e3};
+    curves_[next_number_];  // running, no values yet
     AssignMsg assign{next_number_, *params, 1};
     CS_RETURN_IF_ERROR(transport_->Send(static_cast<int>(rank), assign));
     history_.running[next_number_] = std::move(*params);
@@ -122,6 +125,8 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   record.sampler_ms = how->second.sampler_ms;
   dispatched_.erase(how);
   CS_RETURN_IF_ERROR(store_->AppendTrial(record));  // durable before anything else happens
+  curves_[record.number].state = record.state;
+  prune_sent_.erase(record.number);
   ++summary_.finished;
   if (record.state == TrialState::kComplete && record.value) {
     ++summary_.complete;
@@ -135,15 +140,26 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   return Status::Ok();
 }
 
+Status Coordinator::RecordReport(int source, const IntermediateValue& v) {
+  CS_RETURN_IF_ERROR(store_->AppendIntermediate(v));
+  TrialCurve& curve = curves_[v.trial];
+  curve.values[v.step] = v.value;
+  if (!pruner_ || prune_sent_.count(v.trial) || curve.state != TrialState::kRunning) return Status::Ok();
+  std::optional<std::string> reason = pruner_->ShouldPrune(v.trial, v.step, curves_);
+  if (!reason) return Status::Ok();
+  prune_sent_[v.trial] = true;
+  return transport_->Send(source, PruneMsg{v.trial, *reason});
+}
+
 Status Coordinator::Handle(const Envelope& envelope) {
   if (const auto* report = std::get_if<ReportMsg>(&envelope.message)) {
-    return store_->AppendIntermediate(report->value);
+    return RecordReport(envelope.source, report->value);
   }
   if (const auto* result = std::get_if<ResultMsg>(&envelope.message)) {
     return RecordResult(envelope.source, result->record);
   }
-  return Status::RuntimeError(std::string("unexpected '") + TagName(TagOf(envelope.message)) +
-                              "' message from rank " + std::to_string(envelope.source));
+  return Status::RuntimeError(std::string("unexpected '") + TagName(TagOf(envelope.message)) + "' message from rank " +
+                              std::to_string(envelope.source));
 }
 
 void Coordinator::StopAll(const std::string& reason) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "coordinator/progress.hpp"
+#include "pruners/pruner.hpp"
 #include "samplers/sampler.hpp"
 #include "study/study_store.hpp"
 #include "transport/transport.hpp"
@@ -19,7 +20,7 @@
 namespace cleansweep {
 
 struct CoordinatorTiming {
-  Millis tick = Millis(1000);             // progress redraw and time-budget check interval
+  Millis tick = Millis(1000);              // progress redraw and time-budget check interval
   Millis setup_timeout = Millis(300'000);  // a worker silent for this long during set-up is lost
 };
 
@@ -35,8 +36,8 @@ class Coordinator {
   using StoreOpener = std::function<Result<std::unique_ptr<StudyStore>>()>;
 
   // All pointers must outlive the coordinator.
-  Coordinator(const StudyConfig& config, Transport* transport, Sampler* sampler, const Clock* clock,
-              Progress* progress, CoordinatorTiming timing = {});
+  Coordinator(const StudyConfig& config, Transport* transport, Sampler* sampler, const Clock* clock, Progress* progress,
+              CoordinatorTiming timing = {});
 
   // Runs the whole study. `open_store` is called once every worker has set up, so a config that a
   // worker rejects leaves no file behind. Every worker gets a Stop before this returns, on success
@@ -56,6 +57,7 @@ class Coordinator {
   Status Dispatch();
   Status Handle(const Envelope& envelope);
   Status RecordResult(int source, TrialRecord record);
+  Status RecordReport(int source, const IntermediateValue& value);
   void StopAll(const std::string& reason);
   bool MoreToLaunch() const;
   bool BudgetReached() const;
@@ -75,9 +77,12 @@ class Coordinator {
     double sampler_ms;
   };
   std::map<std::int64_t, Dispatched> dispatched_;  // running trials: how their parameters were chosen
+  std::unique_ptr<Pruner> pruner_;                 // null without `pruner:`
+  Curves curves_;                                  // every trial's intermediate values
+  std::map<std::int64_t, bool> prune_sent_;
   size_t next_enqueued_ = 0;
   std::int64_t next_number_ = 0;
-  std::int64_t target_ = 0;          // n_trials, or fewer when the sampler's capacity is smaller
+  std::int64_t target_ = 0;  // n_trials, or fewer when the sampler's capacity is smaller
   bool sampler_exhausted_ = false;
   bool stopping_ = false;
   double started_ = 0;

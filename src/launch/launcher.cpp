@@ -13,14 +13,15 @@ bool ShowsCudaOom(const std::string& output) {
 
 }  // namespace
 
-void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop_state,
-                     const std::string& stop_reason, TrialOutcome* o) {
+void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop_state, const std::string& stop_reason,
+                     TrialOutcome* o) {
   o->value = reports.final_value();
   o->attrs_json = reports.attrs().dump();
   o->last_step = reports.last_step();
   if (stop_state) {
     o->state = *stop_state;
     o->reason = stop_reason;
+    if (*stop_state == TrialState::kPruned) o->value = reports.last_value();  // what it was pruned on
   } else if (reports.oom()) {
     o->state = *reports.oom() == "gpu" ? TrialState::kOomGpu : TrialState::kOomHost;
     o->reason = "out of " + std::string(*reports.oom() == "gpu" ? "GPU" : "host") + " memory" +

@@ -17,9 +17,9 @@
 namespace cleansweep {
 
 struct LaunchSpec {
-  std::vector<std::string> argv;              // argv[0] is a resolved path
-  std::map<std::string, std::string> env;     // set on top of the worker's environment
-  std::string trial_dir;                      // created if missing; the log goes in it
+  std::vector<std::string> argv;           // argv[0] is a resolved path
+  std::map<std::string, std::string> env;  // set on top of the worker's environment
+  std::string trial_dir;                   // created if missing; the log goes in it
   std::optional<Millis> timeout;
   Millis kill_grace = Millis(10'000);
   std::int64_t log_limit_bytes = 16 << 20;
@@ -53,6 +53,9 @@ class TrialProcess {
   // SIGTERM to the trial's process group now, SIGKILL after the grace period; the trial ends in
   // `state` with `reason`, whatever it reports afterwards.
   virtual void Stop(TrialState state, const std::string& reason) = 0;
+  // Tells the trial on its control pipe that it is pruned. It ends PRUNED with `reason` and its
+  // last reported value however it exits; one that is still running after `grace` is stopped.
+  virtual void RequestPrune(const std::string& reason, Millis grace) = 0;
   // Valid once Finished().
   virtual const TrialOutcome& Outcome() const = 0;
 };
@@ -67,7 +70,7 @@ class Launcher {
 
 // Decides the state of a trial from how it ended; see docs/trial-protocol.md for the rules.
 // `stop_state` is set when we stopped it (timeout, shutdown, protocol error).
-void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop_state,
-                     const std::string& stop_reason, TrialOutcome* outcome);
+void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop_state, const std::string& stop_reason,
+                     TrialOutcome* outcome);
 
 }  // namespace cleansweep

@@ -33,8 +33,9 @@ void OutputCapture::Close() {
   if (dropped > 0) {
     // The tail shows how the trial ended; keep as much of it as was not already in the head.
     const size_t keep = static_cast<size_t>(std::min<std::int64_t>(dropped, static_cast<std::int64_t>(tail_.size())));
-    const std::string marker = "\n[cleansweep: log limit reached, " + std::to_string(dropped - static_cast<std::int64_t>(keep)) +
-                               " bytes omitted; the last " + std::to_string(keep) + " bytes follow]\n";
+    const std::string marker = "\n[cleansweep: log limit reached, " +
+                               std::to_string(dropped - static_cast<std::int64_t>(keep)) + " bytes omitted; the last " +
+                               std::to_string(keep) + " bytes follow]\n";
     WriteAll(fd_.get(), marker.data(), marker.size());
     WriteAll(fd_.get(), tail_.data() + tail_.size() - keep, keep);
   }

@@ -60,6 +60,7 @@ void ReportParser::ParseLine(const std::string& line, std::vector<StepReport>* s
     if (!j.contains("value") || !IsFiniteNumber(j["value"])) return Fail("an intermediate report needs a finite value");
     const StepReport report{j["step"].get<std::int64_t>(), j["value"].get<double>()};
     last_step_ = report.step;
+    last_value_ = report.value;
     steps->push_back(report);
     return;
   }

@@ -33,6 +33,7 @@ class ReportParser {
   const std::string& oom_message() const { return oom_message_; }
   const std::optional<std::string>& error() const { return error_; }
   std::int64_t last_step() const { return last_step_; }
+  const std::optional<double>& last_value() const { return last_value_; }  // of the last step report
 
  private:
   void ParseLine(const std::string& line, std::vector<StepReport>* steps);
@@ -46,6 +47,7 @@ class ReportParser {
   std::string oom_message_;
   std::optional<std::string> error_;
   std::int64_t last_step_ = -1;
+  std::optional<double> last_value_;
 };
 
 }  // namespace cleansweep

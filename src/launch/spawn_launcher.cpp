@@ -43,9 +43,7 @@ void UntrackGroup(pid_t group) {
   }
 }
 
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double UnixNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 // A pipe whose ends sit at fd >= 10 (so the child's dup2 onto 0..3 never collides), close-on-exec,
 // the read end non-blocking.
@@ -55,7 +53,8 @@ Status MakePipe(UniqueFd* read_end, UniqueFd* write_end) {
   UniqueFd r(fds[0]), w(fds[1]);
   *read_end = UniqueFd(::fcntl(r.get(), F_DUPFD_CLOEXEC, 10));
   *write_end = UniqueFd(::fcntl(w.get(), F_DUPFD_CLOEXEC, 10));
-  if (!read_end->valid() || !write_end->valid()) return Status::RuntimeError(std::string("fcntl: ") + std::strerror(errno));
+  if (!read_end->valid() || !write_end->valid())
+    return Status::RuntimeError(std::string("fcntl: ") + std::strerror(errno));
   ::fcntl(read_end->get(), F_SETFL, O_NONBLOCK);
   return Status::Ok();
 }
@@ -75,15 +74,16 @@ class SpawnedTrial : public TrialProcess {
     }
   }
 
-  Status Spawn(UniqueFd* out_w, UniqueFd* report_w);
+  Status Spawn(UniqueFd* out_w, UniqueFd* report_w, UniqueFd* control_r);
   void FailToStart(const std::string& reason);
 
   void Poll(Millis max_wait, std::vector<StepReport>* steps) override;
   bool Finished() const override { return finished_; }
   void Stop(TrialState state, const std::string& reason) override;
+  void RequestPrune(const std::string& reason, Millis grace) override;
   const TrialOutcome& Outcome() const override { return outcome_; }
 
-  UniqueFd out_r, report_r;
+  UniqueFd out_r, report_r, control_w;
 
  private:
   bool Drain(int fd, std::vector<StepReport>* steps);  // false at EOF
@@ -97,6 +97,8 @@ class SpawnedTrial : public TrialProcess {
   TrialOutcome outcome_;
   Clock::time_point started_;
   std::optional<Clock::time_point> term_sent_;
+  std::optional<Clock::time_point> prune_deadline_;
+  std::string prune_reason_;
   std::optional<TrialState> stop_state_;
   std::string stop_reason_;
   pid_t pid_ = -1;
@@ -105,7 +107,7 @@ class SpawnedTrial : public TrialProcess {
   bool killed_ = false;
 };
 
-Status SpawnedTrial::Spawn(UniqueFd* out_w, UniqueFd* report_w) {
+Status SpawnedTrial::Spawn(UniqueFd* out_w, UniqueFd* report_w, UniqueFd* control_r) {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&actions);
@@ -114,7 +116,8 @@ Status SpawnedTrial::Spawn(UniqueFd* out_w, UniqueFd* report_w) {
   posix_spawn_file_actions_adddup2(&actions, out_w->get(), 1);
   posix_spawn_file_actions_adddup2(&actions, out_w->get(), 2);
   posix_spawn_file_actions_adddup2(&actions, report_w->get(), SpawnLauncher::kReportFd);
-  posix_spawn_file_actions_addclosefrom_np(&actions, SpawnLauncher::kReportFd + 1);
+  posix_spawn_file_actions_adddup2(&actions, control_r->get(), SpawnLauncher::kControlFd);
+  posix_spawn_file_actions_addclosefrom_np(&actions, SpawnLauncher::kControlFd + 1);
   sigset_t none, defaults;
   sigemptyset(&none);
   sigemptyset(&defaults);
@@ -137,6 +140,7 @@ Status SpawnedTrial::Spawn(UniqueFd* out_w, UniqueFd* report_w) {
   posix_spawnattr_destroy(&attr);
   out_w->Reset();  // the child holds the write ends now; we must not, or EOF never comes
   report_w->Reset();
+  control_r->Reset();
   if (rc != 0) {
     pid_ = -1;
     FailToStart("cannot start " + spec_.argv[0] + ": " + std::strerror(rc));
@@ -176,8 +180,11 @@ bool SpawnedTrial::Drain(int fd, std::vector<StepReport>* steps) {
 
 Millis SpawnedTrial::UntilNextDeadline() const {
   std::optional<Clock::time_point> next;
-  if (term_sent_ && !killed_) next = *term_sent_ + spec_.kill_grace;
-  else if (!term_sent_ && spec_.timeout) next = started_ + *spec_.timeout;
+  if (term_sent_ && !killed_)
+    next = *term_sent_ + spec_.kill_grace;
+  else if (!term_sent_ && spec_.timeout)
+    next = started_ + *spec_.timeout;
+  if (!term_sent_ && prune_deadline_ && (!next || *prune_deadline_ < *next)) next = prune_deadline_;
   if (!next) return Millis::max();
   return std::max(Millis(0), std::chrono::duration_cast<Millis>(*next - Clock::now()) + Millis(1));
 }
@@ -186,6 +193,9 @@ void SpawnedTrial::EnforceDeadlines() {
   const auto now = Clock::now();
   if (!term_sent_ && spec_.timeout && now >= started_ + *spec_.timeout) {
     Stop(TrialState::kTimeout, "ran past its timeout of " + FormatDuration(*spec_.timeout));
+  }
+  if (!term_sent_ && prune_deadline_ && now >= *prune_deadline_) {
+    Stop(TrialState::kPruned, prune_reason_ + "; it did not stop within the prune grace, so it was killed");
   }
   if (term_sent_ && !killed_ && now >= *term_sent_ + spec_.kill_grace) {
     ::kill(-pid_, SIGKILL);
@@ -203,6 +213,16 @@ void SpawnedTrial::Stop(TrialState state, const std::string& reason) {
     ::kill(-pid_, SIGKILL);
     killed_ = true;
   }
+}
+
+void SpawnedTrial::RequestPrune(const std::string& reason, Millis grace) {
+  if (finished_ || term_sent_ || prune_deadline_) return;
+  prune_reason_ = reason;
+  prune_deadline_ = Clock::now() + grace;
+  static const char kLine[] = "prune\n";
+  // The control pipe is empty and the trial may have closed it; neither blocks nor kills us
+  // (the worker ignores SIGPIPE).
+  if (control_w.valid() && ::write(control_w.get(), kLine, sizeof kLine - 1) < 0) control_w.Reset();
 }
 
 void SpawnedTrial::Reap(int status, const rusage& usage, std::vector<StepReport>* steps) {
@@ -232,6 +252,12 @@ void SpawnedTrial::Reap(int status, const rusage& usage, std::vector<StepReport>
     outcome_.exit_code = WEXITSTATUS(status);
   }
   outcome_.output_tail = capture_.TailLines();
+  control_w.Reset();
+  // A trial told to stop that exits by itself is pruned all the same.
+  if (!stop_state_ && prune_deadline_) {
+    stop_state_ = TrialState::kPruned;
+    stop_reason_ = prune_reason_;
+  }
   ClassifyOutcome(reports_, stop_state_, stop_reason_, &outcome_);
 }
 
@@ -259,8 +285,10 @@ void SpawnedTrial::Poll(Millis max_wait, std::vector<StepReport>* steps) {
   do {
     r = ::wait4(pid_, &status, WNOHANG, &usage);
   } while (r < 0 && errno == EINTR);
-  if (r == pid_) Reap(status, usage, steps);
-  else EnforceDeadlines();
+  if (r == pid_)
+    Reap(status, usage, steps);
+  else
+    EnforceDeadlines();
 }
 
 }  // namespace
@@ -289,13 +317,15 @@ Result<std::unique_ptr<TrialProcess>> SpawnLauncher::Start(const LaunchSpec& spe
   std::error_code ec;
   std::filesystem::create_directories(spec.trial_dir, ec);
   if (ec) return Status::IoError(spec.trial_dir + ": cannot create the trial folder: " + ec.message());
-  Result<OutputCapture> capture = OutputCapture::Open(spec.trial_dir + "/log.txt", spec.log_limit_bytes, spec.tail_lines);
+  Result<OutputCapture> capture =
+      OutputCapture::Open(spec.trial_dir + "/log.txt", spec.log_limit_bytes, spec.tail_lines);
   if (!capture.ok()) return capture.status();
   auto trial = std::make_unique<SpawnedTrial>(spec, std::move(*capture));
-  UniqueFd out_w, report_w;
+  UniqueFd out_w, report_w, control_r;
   CS_RETURN_IF_ERROR(MakePipe(&trial->out_r, &out_w));
   CS_RETURN_IF_ERROR(MakePipe(&trial->report_r, &report_w));
-  CS_RETURN_IF_ERROR(trial->Spawn(&out_w, &report_w));
+  CS_RETURN_IF_ERROR(MakePipe(&control_r, &trial->control_w));  // the trial's end reads without blocking
+  CS_RETURN_IF_ERROR(trial->Spawn(&out_w, &report_w, &control_r));
   return std::unique_ptr<TrialProcess>(std::move(trial));
 }
 

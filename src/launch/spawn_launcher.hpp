@@ -8,8 +8,10 @@ namespace cleansweep {
 
 class SpawnLauncher : public Launcher {
  public:
-  // The file descriptor the trial finds its report pipe on (CLEANSWEEP_REPORT_FD).
+  // The file descriptors the trial finds its report pipe (CLEANSWEEP_REPORT_FD) and its control
+  // pipe (CLEANSWEEP_CONTROL_FD) on.
   static constexpr int kReportFd = 3;
+  static constexpr int kControlFd = 4;
 
   Result<std::unique_ptr<TrialProcess>> Start(const LaunchSpec& spec) override;
 

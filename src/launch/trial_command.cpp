@@ -33,8 +33,10 @@ Result<std::string> ResolveProgram(const std::string& word) {
                                   std::filesystem::current_path(ec).string() + ")");
     }
     if (!IsExecutableFile(word)) {
-      return Status::InvalidInput("trial.command[0]: '" + word + "' is not an executable file (chmod +x it, or "
-                                  "start it through its interpreter, e.g. [python3, " + word + "])");
+      return Status::InvalidInput("trial.command[0]: '" + word +
+                                  "' is not an executable file (chmod +x it, or "
+                                  "start it through its interpreter, e.g. [python3, " +
+                                  word + "])");
     }
     return std::filesystem::absolute(word, ec).string();
   }

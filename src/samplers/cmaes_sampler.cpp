@@ -141,7 +141,8 @@ void CmaesSampler::Update() {
   const std::vector<double> old_mean = mean_;
   std::fill(mean_.begin(), mean_.end(), 0.0);
   for (int i = 0; i < mu_; ++i) {
-    for (size_t d = 0; d < n_; ++d) mean_[d] += weights_[static_cast<size_t>(i)] * scored_[static_cast<size_t>(i)].second[d];
+    for (size_t d = 0; d < n_; ++d)
+      mean_[d] += weights_[static_cast<size_t>(i)] * scored_[static_cast<size_t>(i)].second[d];
   }
   // step = (mean - old_mean) / sigma; C^{-1/2} step = B D^{-1} B^T step.
   std::vector<double> step(n_), bt(n_, 0.0), inv_sqrt(n_, 0.0);

@@ -51,7 +51,7 @@ class CmaesSampler : public Sampler {
     int generation;
     std::vector<double> x;  // in [0, 1]^n
   };
-  std::map<std::int64_t, Candidate> asked_;                    // by trial number
+  std::map<std::int64_t, Candidate> asked_;                     // by trial number
   std::vector<std::pair<double, std::vector<double>>> scored_;  // this generation: (loss, x)
   size_t history_seen_ = 0;
 };

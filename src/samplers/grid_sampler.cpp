@@ -28,16 +28,19 @@ double Round12(double x) {
 
 Result<std::vector<ParamValue>> GridSampler::GridValues(const ParamSpec& spec) {
   switch (spec.kind) {
-    case ParamKind::kCategorical: return spec.choices;
-    case ParamKind::kFixed: return std::vector<ParamValue>{spec.fixed_value};
+    case ParamKind::kCategorical:
+      return spec.choices;
+    case ParamKind::kFixed:
+      return std::vector<ParamValue>{spec.fixed_value};
     case ParamKind::kFloat:
-    case ParamKind::kInt: break;
+    case ParamKind::kInt:
+      break;
   }
   if (!spec.grid.empty()) return spec.grid;
   std::vector<ParamValue> values;
   const auto push = [&](double x) {
-    const ParamValue v = spec.kind == ParamKind::kInt ? ParamValue(static_cast<std::int64_t>(std::llround(x)))
-                                                      : ParamValue(x);
+    const ParamValue v =
+        spec.kind == ParamKind::kInt ? ParamValue(static_cast<std::int64_t>(std::llround(x))) : ParamValue(x);
     if (values.empty() || !ValuesEqual(values.back(), v)) values.push_back(v);
   };
   if (spec.grid_points > 0) {
@@ -54,9 +57,9 @@ Result<std::vector<ParamValue>> GridSampler::GridValues(const ParamSpec& spec) {
     for (double x = spec.low; x <= spec.high; x += step) push(x);
     return values;
   }
-  return Status::InvalidInput(std::string("the grid sampler needs `grid: [...]` or `grid_points: N` for ") +
-                              (spec.kind == ParamKind::kInt ? "an int parameter with this many values"
-                                                            : "a float parameter"));
+  return Status::InvalidInput(
+      std::string("the grid sampler needs `grid: [...]` or `grid_points: N` for ") +
+      (spec.kind == ParamKind::kInt ? "an int parameter with this many values" : "a float parameter"));
 }
 
 Result<std::unique_ptr<GridSampler>> GridSampler::Create(const SearchSpace& space, const std::string& source,

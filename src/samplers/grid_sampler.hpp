@@ -18,9 +18,7 @@ class GridSampler : public Sampler {
 
   std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) override;
   ParamSet ProposalFor(std::int64_t, const TrialHistory&) override { return {}; }
-  std::optional<std::int64_t> Capacity() const override {
-    return static_cast<std::int64_t>(points_.size());
-  }
+  std::optional<std::int64_t> Capacity() const override { return static_cast<std::int64_t>(points_.size()); }
 
   // The values the grid uses for `spec`, or InvalidInput naming what is missing.
   static Result<std::vector<ParamValue>> GridValues(const ParamSpec& spec);

@@ -9,7 +9,7 @@
 namespace cleansweep {
 
 struct NumericDomain {
-  double low = 0;   // transformed bounds; ints and stepped floats widened by half a step
+  double low = 0;  // transformed bounds; ints and stepped floats widened by half a step
   double high = 1;
   double step = 0;  // > 0: the transformed value lives on low + step/2 + k*step (linear steps)
   bool log = false;
@@ -17,7 +17,7 @@ struct NumericDomain {
 
   static NumericDomain For(const ParamSpec& spec);
 
-  double Encode(const ParamValue& value) const;    // parameter value -> transformed
+  double Encode(const ParamValue& value) const;              // parameter value -> transformed
   ParamValue Decode(const ParamSpec& spec, double x) const;  // transformed -> a valid value
   double width() const { return high - low; }
 };

@@ -38,15 +38,15 @@ class ParzenEstimator {
   void FitNumeric(size_t d, const std::vector<std::vector<double>>& rows);
 
   std::vector<EstimatorDim> dims_;
-  size_t components_ = 0;                    // observations + 1 (the prior, last)
-  std::vector<double> weights_;              // normalised
+  size_t components_ = 0;        // observations + 1 (the prior, last)
+  std::vector<double> weights_;  // normalised
   std::vector<double> log_weights_;
-  std::vector<std::vector<double>> mu_;      // [dim][component]
+  std::vector<std::vector<double>> mu_;  // [dim][component]
   std::vector<std::vector<double>> sigma_;
-  std::vector<std::vector<double>> log_z_;   // log of the truncated mass of each Gaussian
+  std::vector<std::vector<double>> log_z_;     // log of the truncated mass of each Gaussian
   std::vector<std::vector<double>> log_norm_;  // -log(sigma sqrt(2 pi)) - log_z, per component
   std::vector<double> log_step_;               // log of each stepped dimension's bin width
-  std::vector<std::vector<double>> log_p_;   // categorical: [dim][component * k + choice]
+  std::vector<std::vector<double>> log_p_;     // categorical: [dim][component * k + choice]
 };
 
 }  // namespace cleansweep

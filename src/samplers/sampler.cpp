@@ -2,8 +2,8 @@
 
 #include "samplers/cmaes_sampler.hpp"
 #include "samplers/grid_sampler.hpp"
-#include "samplers/sobol_sampler.hpp"
 #include "samplers/random_sampler.hpp"
+#include "samplers/sobol_sampler.hpp"
 #include "samplers/tpe_sampler.hpp"
 
 namespace cleansweep {

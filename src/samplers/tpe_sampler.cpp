@@ -12,8 +12,8 @@ namespace {
 
 // A finished trial's failure tells the sampler "not here"; an interrupted one says nothing.
 bool IsInfeasible(TrialState s) {
-  return s == TrialState::kFail || s == TrialState::kCrash || s == TrialState::kOomGpu ||
-         s == TrialState::kOomHost || s == TrialState::kTimeout;
+  return s == TrialState::kFail || s == TrialState::kCrash || s == TrialState::kOomGpu || s == TrialState::kOomHost ||
+         s == TrialState::kTimeout;
 }
 
 bool HasValue(const TrialRecord& r) {
@@ -59,8 +59,8 @@ std::vector<double> TpeWeights(size_t n) {
   if (n <= kFlat) return w;
   const size_t ramp = n - kFlat;
   for (size_t i = 0; i < ramp; ++i) {
-    w[i] = 1.0 / static_cast<double>(n) +
-           (1.0 - 1.0 / static_cast<double>(n)) * static_cast<double>(i) / static_cast<double>(std::max<size_t>(ramp - 1, 1));
+    w[i] = 1.0 / static_cast<double>(n) + (1.0 - 1.0 / static_cast<double>(n)) * static_cast<double>(i) /
+                                              static_cast<double>(std::max<size_t>(ramp - 1, 1));
   }
   return w;
 }
@@ -76,14 +76,16 @@ TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistor
   for (const TrialRecord& r : history.finished) {
     if (HasValue(r)) losses.push_back(sign * *r.value);
   }
-  const auto n_below = std::min<size_t>(static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(losses.size()))),
-                                        static_cast<size_t>(options_.gamma_max));
+  const auto n_below =
+      std::min<size_t>(static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(losses.size()))),
+                       static_cast<size_t>(options_.gamma_max));
   double cut = -std::numeric_limits<double>::infinity();
   size_t ties_admitted = 0;
   if (n_below > 0) {
     std::nth_element(losses.begin(), losses.begin() + static_cast<std::ptrdiff_t>(n_below - 1), losses.end());
     cut = losses[n_below - 1];
-    const auto better = static_cast<size_t>(std::count_if(losses.begin(), losses.end(), [&](double v) { return v < cut; }));
+    const auto better =
+        static_cast<size_t>(std::count_if(losses.begin(), losses.end(), [&](double v) { return v < cut; }));
     ties_admitted = n_below - better;  // trials equal to the cut: the oldest ones are good
   }
   Split split;
@@ -178,8 +180,8 @@ void TpeSampler::SampleGroup(const std::vector<const ParamSpec*>& group, const S
   }
   for (size_t d = 0; d < group.size(); ++d) {
     const ParamSpec& spec = *group[d];
-    (*out)[spec.name] = dims[d].categorical ? spec.choices[static_cast<size_t>(best[d])]
-                                            : dims[d].domain.Decode(spec, best[d]);
+    (*out)[spec.name] =
+        dims[d].categorical ? spec.choices[static_cast<size_t>(best[d])] : dims[d].domain.Decode(spec, best[d]);
   }
 }
 
@@ -197,8 +199,10 @@ std::optional<ParamSet> TpeSampler::Ask(std::int64_t number, const TrialHistory&
       const bool numeric = spec.kind == ParamKind::kFloat || spec.kind == ParamKind::kInt;
       if (numeric && !SearchSpace::IsConditional(spec)) joint.push_back(&spec);
     }
-    if (joint.size() > 1) SampleGroup(joint, split, rng, &out);
-    else joint.clear();
+    if (joint.size() > 1)
+      SampleGroup(joint, split, rng, &out);
+    else
+      joint.clear();
   }
   for (const ParamSpec& spec : space_.params()) {
     if (out.count(spec.name) || !SearchSpace::IsActive(spec, out)) continue;

@@ -26,13 +26,13 @@ struct ParamSpec {
   double low = 0;
   double high = 0;
   bool log = false;
-  std::optional<double> step;        // float: optional quantum; int: defaults to 1
-  std::vector<ParamValue> choices;   // categorical
-  ParamValue fixed_value;            // fixed
-  std::vector<Condition> when;       // all must hold (AND)
-  std::vector<ParamValue> grid;      // explicit grid values for the grid sampler
-  int grid_points = 0;               // or: this many evenly spaced points (log-spaced if log)
-  int line = 0;                      // where it was declared, for messages (0 if unknown)
+  std::optional<double> step;       // float: optional quantum; int: defaults to 1
+  std::vector<ParamValue> choices;  // categorical
+  ParamValue fixed_value;           // fixed
+  std::vector<Condition> when;      // all must hold (AND)
+  std::vector<ParamValue> grid;     // explicit grid values for the grid sampler
+  int grid_points = 0;              // or: this many evenly spaced points (log-spaced if log)
+  int line = 0;                     // where it was declared, for messages (0 if unknown)
 };
 
 }  // namespace cleansweep

@@ -1,8 +1,8 @@
 #include "space/search_space.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -10,10 +10,14 @@ namespace cleansweep {
 
 const char* ParamKindName(ParamKind kind) {
   switch (kind) {
-    case ParamKind::kFloat: return "float";
-    case ParamKind::kInt: return "int";
-    case ParamKind::kCategorical: return "categorical";
-    case ParamKind::kFixed: return "fixed";
+    case ParamKind::kFloat:
+      return "float";
+    case ParamKind::kInt:
+      return "int";
+    case ParamKind::kCategorical:
+      return "categorical";
+    case ParamKind::kFixed:
+      return "fixed";
   }
   return "?";
 }
@@ -70,8 +74,8 @@ bool SearchSpace::IsActive(const ParamSpec& spec, const ParamSet& partial) {
   for (const Condition& c : spec.when) {
     const auto it = partial.find(c.parent);
     if (it == partial.end()) return false;
-    const bool matched = std::any_of(c.values.begin(), c.values.end(),
-                                     [&](const ParamValue& v) { return ValuesEqual(v, it->second); });
+    const bool matched =
+        std::any_of(c.values.begin(), c.values.end(), [&](const ParamValue& v) { return ValuesEqual(v, it->second); });
     if (!matched) return false;
   }
   return true;

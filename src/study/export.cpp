@@ -54,11 +54,10 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
     for (const std::string& name : attr_names) {
       out << "," << (attrs.contains(name) ? CsvCell(AttrCell(attrs[name])) : "");
     }
-    out << "," << Number(r.start_time) << "," << Number(r.end_time) << "," << Number(r.duration()) << ","
-        << r.worker << "," << CsvCell(r.host) << "," << CsvCell(r.gpu) << "," << r.exit_code << "," << r.signal
-        << "," << r.peak_rss_kb << "," << r.attempt << "," << (r.enqueued ? 1 : 0) << "," << Number(r.sampler_ms)
-        << "," << r.last_step << "," << CsvCell(r.reason) << ","
-        << CsvCell(r.output_tail) << "\n";
+    out << "," << Number(r.start_time) << "," << Number(r.end_time) << "," << Number(r.duration()) << "," << r.worker
+        << "," << CsvCell(r.host) << "," << CsvCell(r.gpu) << "," << r.exit_code << "," << r.signal << ","
+        << r.peak_rss_kb << "," << r.attempt << "," << (r.enqueued ? 1 : 0) << "," << Number(r.sampler_ms) << ","
+        << r.last_step << "," << CsvCell(r.reason) << "," << CsvCell(r.output_tail) << "\n";
   }
 }
 

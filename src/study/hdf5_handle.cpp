@@ -7,14 +7,30 @@ namespace cleansweep::h5 {
 void Handle::Reset() {
   if (id_ < 0) return;
   switch (H5Iget_type(id_)) {
-    case H5I_FILE: H5Fclose(id_); break;
-    case H5I_GROUP: H5Gclose(id_); break;
-    case H5I_DATASET: H5Dclose(id_); break;
-    case H5I_DATATYPE: H5Tclose(id_); break;
-    case H5I_DATASPACE: H5Sclose(id_); break;
-    case H5I_ATTR: H5Aclose(id_); break;
-    case H5I_GENPROP_LST: H5Pclose(id_); break;
-    default: H5Idec_ref(id_); break;
+    case H5I_FILE:
+      H5Fclose(id_);
+      break;
+    case H5I_GROUP:
+      H5Gclose(id_);
+      break;
+    case H5I_DATASET:
+      H5Dclose(id_);
+      break;
+    case H5I_DATATYPE:
+      H5Tclose(id_);
+      break;
+    case H5I_DATASPACE:
+      H5Sclose(id_);
+      break;
+    case H5I_ATTR:
+      H5Aclose(id_);
+      break;
+    case H5I_GENPROP_LST:
+      H5Pclose(id_);
+      break;
+    default:
+      H5Idec_ref(id_);
+      break;
   }
   id_ = H5I_INVALID_HID;
 }
@@ -60,7 +76,7 @@ Status WriteAttr(hid_t object, const char* name, const std::string& value) {
   Handle type = VarString();
   Handle space(H5Screate(H5S_SCALAR));
   Result<Handle> attr = CheckId(H5Acreate2(object, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                              std::string("cannot create attribute ") + name);
+                                std::string("cannot create attribute ") + name);
   if (!attr.ok()) return attr.status();
   const char* data = value.c_str();
   return CheckCall(H5Awrite(attr->get(), type.get(), &data), std::string("cannot write attribute ") + name);
@@ -69,7 +85,7 @@ Status WriteAttr(hid_t object, const char* name, const std::string& value) {
 Status WriteAttr(hid_t object, const char* name, long long value) {
   Handle space(H5Screate(H5S_SCALAR));
   Result<Handle> attr = CheckId(H5Acreate2(object, name, H5T_NATIVE_LLONG, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                              std::string("cannot create attribute ") + name);
+                                std::string("cannot create attribute ") + name);
   if (!attr.ok()) return attr.status();
   return CheckCall(H5Awrite(attr->get(), H5T_NATIVE_LLONG, &value), std::string("cannot write attribute ") + name);
 }
@@ -90,7 +106,8 @@ Result<std::string> ReadStringAttr(hid_t object, const char* name) {
     return value;
   }
   std::string value(H5Tget_size(file_type.get()), '\0');
-  CS_RETURN_IF_ERROR(CheckCall(H5Aread(attr->get(), file_type.get(), value.data()), std::string("cannot read ") + name));
+  CS_RETURN_IF_ERROR(
+      CheckCall(H5Aread(attr->get(), file_type.get(), value.data()), std::string("cannot read ") + name));
   return value.substr(0, value.find('\0'));
 }
 

@@ -43,6 +43,7 @@ Status WriteMetadata(hid_t file, const StudyConfig& config) {
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "metric", config.study.metric));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "sampler", config.sampler.kind));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "seed", static_cast<long long>(config.sampler.seed)));
+  CS_RETURN_IF_ERROR(h5::WriteAttr(file, "pruner", config.pruner.kind));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "created", NowIso8601()));
   return h5::WriteAttr(file, "config", config.yaml_text);
 }
@@ -69,8 +70,8 @@ h5::Handle CompoundType(const RowLayout& layout) {
   h5::Handle type(H5Tcreate(H5T_COMPOUND, total));
   h5::Handle text = h5::VarString();
   for (const Column& c : layout.columns()) {
-    hid_t member = c.type == ColumnType::kInt32   ? H5T_NATIVE_INT32
-                   : c.type == ColumnType::kInt64 ? H5T_NATIVE_INT64
+    hid_t member = c.type == ColumnType::kInt32     ? H5T_NATIVE_INT32
+                   : c.type == ColumnType::kInt64   ? H5T_NATIVE_INT64
                    : c.type == ColumnType::kFloat64 ? H5T_NATIVE_DOUBLE
                                                     : text.get();
     H5Tinsert(type.get(), c.name.c_str(), c.offset, member);
@@ -100,7 +101,8 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, co
   h5::QuietErrors();
   std::error_code ec;
   if (std::filesystem::exists(path, ec)) {
-    return Status::InvalidInput(path + ": a study file already exists here; choose another study.storage "
+    return Status::InvalidInput(path +
+                                ": a study file already exists here; choose another study.storage "
                                 "or study.name, or move the old file away (resuming comes in a later release)");
   }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
@@ -147,8 +149,9 @@ Status StudyFile::Impl::Append(hid_t dataset, const RowLayout& layout, const Row
   H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
   h5::Handle mem_space(H5Screate_simple(1, count, nullptr));
   h5::Handle type = CompoundType(layout);
-  CS_RETURN_IF_ERROR(h5::CheckCall(H5Dwrite(dataset, type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, row.data()),
-                                   path + ": cannot write a row"));
+  CS_RETURN_IF_ERROR(
+      h5::CheckCall(H5Dwrite(dataset, type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, row.data()),
+                    path + ": cannot write a row"));
   CS_RETURN_IF_ERROR(h5::CheckCall(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path + ": cannot flush"));
   ++*rows;
   return Status::Ok();

@@ -34,12 +34,12 @@ class StudyFile : public StudyStore {
 // Everything a study file holds, as read back.
 struct StudyData {
   std::string path;
-  StudyConfig config;           // parsed from the stored config text
+  StudyConfig config;  // parsed from the stored config text
   std::string sampler;
   long long seed = 0;
   std::string cleansweep_version;
   long long schema_version = 0;
-  std::string created;          // ISO 8601, UTC
+  std::string created;  // ISO 8601, UTC
   std::vector<TrialRecord> trials;
   std::vector<IntermediateValue> intermediate;
 };

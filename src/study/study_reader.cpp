@@ -89,10 +89,10 @@ Status ReadTrials(hid_t file, StudyData* study) {
   auto reasons = ReadStrings(d, "reason");
   auto tails = ReadStrings(d, "output_tail");
   auto attrs = ReadStrings(d, "attrs");
-  for (const Status& s : {numbers.status(), states.status(), values.status(), starts.status(), ends.status(),
-                          workers.status(), hosts.status(), gpus.status(), exits.status(), signals.status(),
-                          rss.status(), attempts.status(), enqueued.status(), sampler_ms.status(), steps.status(), reasons.status(), tails.status(),
-                          attrs.status()}) {
+  for (const Status& s :
+       {numbers.status(), states.status(), values.status(), starts.status(), ends.status(), workers.status(),
+        hosts.status(), gpus.status(), exits.status(), signals.status(), rss.status(), attempts.status(),
+        enqueued.status(), sampler_ms.status(), steps.status(), reasons.status(), tails.status(), attrs.status()}) {
     CS_RETURN_IF_ERROR(s);
   }
   const size_t n = numbers->size();
@@ -167,8 +167,8 @@ Result<StudyData> ReadStudyFile(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::InvalidInput(path + ": no such study file");
   if (H5Fis_hdf5(path.c_str()) <= 0) return Status::InvalidInput(path + ": not an HDF5 file");
-  Result<h5::Handle> file = h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
-                                        path + ": cannot open the study file");
+  Result<h5::Handle> file =
+      h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path + ": cannot open the study file");
   if (!file.ok()) return file.status();
   const hid_t f = file->get();
   StudyData study;
@@ -178,7 +178,8 @@ Result<StudyData> ReadStudyFile(const std::string& path) {
   study.schema_version = *schema;
   if (study.schema_version > kStudySchemaVersion) {
     return Status::InvalidInput(path + ": written with schema " + std::to_string(study.schema_version) +
-                                "; this cleansweep reads up to " + std::to_string(kStudySchemaVersion) + ": upgrade it");
+                                "; this cleansweep reads up to " + std::to_string(kStudySchemaVersion) +
+                                ": upgrade it");
   }
   Result<std::string> config_text = h5::ReadStringAttr(f, "config");
   Result<std::string> sampler = h5::ReadStringAttr(f, "sampler");

@@ -9,10 +9,14 @@ namespace {
 
 size_t SizeOf(ColumnType type) {
   switch (type) {
-    case ColumnType::kInt32: return sizeof(std::int32_t);
-    case ColumnType::kInt64: return sizeof(std::int64_t);
-    case ColumnType::kFloat64: return sizeof(double);
-    case ColumnType::kString: return sizeof(const char*);
+    case ColumnType::kInt32:
+      return sizeof(std::int32_t);
+    case ColumnType::kInt64:
+      return sizeof(std::int64_t);
+    case ColumnType::kFloat64:
+      return sizeof(double);
+    case ColumnType::kString:
+      return sizeof(const char*);
   }
   return 0;
 }
@@ -80,10 +84,16 @@ ColumnType ParamColumnType(const ParamSpec& spec) {
   const bool conditional = SearchSpace::IsConditional(spec);
   std::vector<ParamValue> values;
   switch (spec.kind) {
-    case ParamKind::kFloat: return ColumnType::kFloat64;
-    case ParamKind::kInt: return conditional ? ColumnType::kFloat64 : ColumnType::kInt64;
-    case ParamKind::kCategorical: values = spec.choices; break;
-    case ParamKind::kFixed: values = {spec.fixed_value}; break;
+    case ParamKind::kFloat:
+      return ColumnType::kFloat64;
+    case ParamKind::kInt:
+      return conditional ? ColumnType::kFloat64 : ColumnType::kInt64;
+    case ParamKind::kCategorical:
+      values = spec.choices;
+      break;
+    case ParamKind::kFixed:
+      values = {spec.fixed_value};
+      break;
   }
   if (AllOf(values, IsInt)) return conditional ? ColumnType::kFloat64 : ColumnType::kInt64;
   if (AllOf(values, IsNumber)) return ColumnType::kFloat64;

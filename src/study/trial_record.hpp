@@ -32,30 +32,30 @@ inline bool IsFinished(TrialState state) { return state != TrialState::kRunning;
 struct TrialRecord {
   std::int64_t number = -1;
   TrialState state = TrialState::kRunning;
-  std::optional<double> value;       // the objective, when the trial reported one
+  std::optional<double> value;  // the objective, when the trial reported one
   ParamSet params;
-  double start_time = 0;             // Unix time, seconds
+  double start_time = 0;  // Unix time, seconds
   double end_time = 0;
-  int worker = -1;                   // MPI rank that ran it
+  int worker = -1;  // MPI rank that ran it
   std::string host;
-  std::string gpu;                   // CUDA_VISIBLE_DEVICES given to the trial; "" on CPU
-  int exit_code = -1;                // -1 when killed by a signal
-  int signal = 0;                    // the signal that ended it, 0 if none
+  std::string gpu;     // CUDA_VISIBLE_DEVICES given to the trial; "" on CPU
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;      // the signal that ended it, 0 if none
   std::int64_t peak_rss_kb = 0;
   int attempt = 1;
-  bool enqueued = false;             // its parameters came (partly) from the config's `enqueue:`
-  double sampler_ms = 0;             // time rank 0 spent choosing its parameters
-  std::int64_t last_step = -1;       // step of its last intermediate report, -1 if none
-  std::string reason;                // why it ended as it did, for anything but COMPLETE
-  std::string output_tail;           // the last lines of its stdout/stderr
-  std::string attrs_json = "{}";     // user attributes, a JSON object
+  bool enqueued = false;          // its parameters came (partly) from the config's `enqueue:`
+  double sampler_ms = 0;          // time rank 0 spent choosing its parameters
+  std::int64_t last_step = -1;    // step of its last intermediate report, -1 if none
+  std::string reason;             // why it ended as it did, for anything but COMPLETE
+  std::string output_tail;        // the last lines of its stdout/stderr
+  std::string attrs_json = "{}";  // user attributes, a JSON object
 
   double duration() const { return end_time - start_time; }
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(number, state, value, params, start_time, end_time, worker, host, gpu, exit_code, signal,
-       peak_rss_kb, attempt, enqueued, sampler_ms, last_step, reason, output_tail, attrs_json);
+    ar(number, state, value, params, start_time, end_time, worker, host, gpu, exit_code, signal, peak_rss_kb, attempt,
+       enqueued, sampler_ms, last_step, reason, output_tail, attrs_json);
   }
 };
 
@@ -73,8 +73,8 @@ struct IntermediateValue {
 
 // What a sampler may look at: every finished trial, and the parameters of those still running.
 struct TrialHistory {
-  std::vector<TrialRecord> finished;           // in order of completion
-  std::map<std::int64_t, ParamSet> running;    // by trial number
+  std::vector<TrialRecord> finished;         // in order of completion
+  std::map<std::int64_t, ParamSet> running;  // by trial number
 };
 
 }  // namespace cleansweep

@@ -28,8 +28,6 @@ Status InProcessTransport::Send(int dest, const Message& message) {
   return Status::Ok();
 }
 
-Result<std::optional<Envelope>> InProcessTransport::Receive(Millis max_wait) {
-  return hub_->Take(rank_, max_wait);
-}
+Result<std::optional<Envelope>> InProcessTransport::Receive(Millis max_wait) { return hub_->Take(rank_, max_wait); }
 
 }  // namespace cleansweep

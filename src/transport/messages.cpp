@@ -28,13 +28,22 @@ Result<Message> DecodeAs(const std::string& payload) {
 
 const char* TagName(Tag tag) {
   switch (tag) {
-    case Tag::kHello: return "hello";
-    case Tag::kSetup: return "setup";
-    case Tag::kReady: return "ready";
-    case Tag::kAssign: return "assign";
-    case Tag::kReport: return "report";
-    case Tag::kResult: return "result";
-    case Tag::kStop: return "stop";
+    case Tag::kHello:
+      return "hello";
+    case Tag::kSetup:
+      return "setup";
+    case Tag::kReady:
+      return "ready";
+    case Tag::kAssign:
+      return "assign";
+    case Tag::kReport:
+      return "report";
+    case Tag::kResult:
+      return "result";
+    case Tag::kStop:
+      return "stop";
+    case Tag::kPrune:
+      return "prune";
   }
   return "?";
 }
@@ -52,13 +61,22 @@ std::string Encode(const Message& message) {
 
 Result<Message> Decode(int tag, const std::string& payload) {
   switch (static_cast<Tag>(tag)) {
-    case Tag::kHello: return DecodeAs<HelloMsg>(payload);
-    case Tag::kSetup: return DecodeAs<SetupMsg>(payload);
-    case Tag::kReady: return DecodeAs<ReadyMsg>(payload);
-    case Tag::kAssign: return DecodeAs<AssignMsg>(payload);
-    case Tag::kReport: return DecodeAs<ReportMsg>(payload);
-    case Tag::kResult: return DecodeAs<ResultMsg>(payload);
-    case Tag::kStop: return DecodeAs<StopMsg>(payload);
+    case Tag::kHello:
+      return DecodeAs<HelloMsg>(payload);
+    case Tag::kSetup:
+      return DecodeAs<SetupMsg>(payload);
+    case Tag::kReady:
+      return DecodeAs<ReadyMsg>(payload);
+    case Tag::kAssign:
+      return DecodeAs<AssignMsg>(payload);
+    case Tag::kReport:
+      return DecodeAs<ReportMsg>(payload);
+    case Tag::kResult:
+      return DecodeAs<ResultMsg>(payload);
+    case Tag::kStop:
+      return DecodeAs<StopMsg>(payload);
+    case Tag::kPrune:
+      return DecodeAs<PruneMsg>(payload);
   }
   return Status::RuntimeError("message with unknown tag " + std::to_string(tag));
 }

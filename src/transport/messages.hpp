@@ -10,58 +10,89 @@
 namespace cleansweep {
 
 enum class Tag : int {
-  kHello = 1,   // worker -> coordinator: I am up
-  kSetup,       // coordinator -> worker: the effective config and where trial folders go
-  kReady,       // worker -> coordinator: set up (or why not), and the GPU it will use
-  kAssign,      // coordinator -> worker: run this trial
-  kReport,      // worker -> coordinator: an intermediate value of the running trial
-  kResult,      // worker -> coordinator: the trial ended
-  kStop,        // coordinator -> worker: interrupt any trial, then exit
+  kHello = 1,  // worker -> coordinator: I am up
+  kSetup,      // coordinator -> worker: the effective config and where trial folders go
+  kReady,      // worker -> coordinator: set up (or why not), and the GPU it will use
+  kAssign,     // coordinator -> worker: run this trial
+  kReport,     // worker -> coordinator: an intermediate value of the running trial
+  kResult,     // worker -> coordinator: the trial ended
+  kStop,       // coordinator -> worker: interrupt any trial, then exit
+  kPrune,      // coordinator -> worker: the running trial is pruned
 };
 
 const char* TagName(Tag tag);
 
 struct HelloMsg {
   std::string host;
-  template <class A> void serialize(A& ar) { ar(host); }
+  template <class A>
+  void serialize(A& ar) {
+    ar(host);
+  }
 };
 
 struct SetupMsg {
   std::string config_yaml;
   std::string trials_root;  // each trial gets <trials_root>/<number>/
-  template <class A> void serialize(A& ar) { ar(config_yaml, trials_root); }
+  template <class A>
+  void serialize(A& ar) {
+    ar(config_yaml, trials_root);
+  }
 };
 
 struct ReadyMsg {
   bool ok = false;
   std::string error;  // why setup failed, when !ok
   std::string gpu;    // CUDA_VISIBLE_DEVICES for its trials; "" means CPU
-  template <class A> void serialize(A& ar) { ar(ok, error, gpu); }
+  template <class A>
+  void serialize(A& ar) {
+    ar(ok, error, gpu);
+  }
 };
 
 struct AssignMsg {
   std::int64_t number = -1;
   ParamSet params;
   int attempt = 1;
-  template <class A> void serialize(A& ar) { ar(number, params, attempt); }
+  template <class A>
+  void serialize(A& ar) {
+    ar(number, params, attempt);
+  }
 };
 
 struct ReportMsg {
   IntermediateValue value;
-  template <class A> void serialize(A& ar) { ar(value); }
+  template <class A>
+  void serialize(A& ar) {
+    ar(value);
+  }
 };
 
 struct ResultMsg {
   TrialRecord record;
-  template <class A> void serialize(A& ar) { ar(record); }
+  template <class A>
+  void serialize(A& ar) {
+    ar(record);
+  }
 };
 
 struct StopMsg {
   std::string reason;
-  template <class A> void serialize(A& ar) { ar(reason); }
+  template <class A>
+  void serialize(A& ar) {
+    ar(reason);
+  }
 };
 
-using Message = std::variant<HelloMsg, SetupMsg, ReadyMsg, AssignMsg, ReportMsg, ResultMsg, StopMsg>;
+struct PruneMsg {
+  std::int64_t number = -1;
+  std::string reason;
+  template <class A>
+  void serialize(A& ar) {
+    ar(number, reason);
+  }
+};
+
+using Message = std::variant<HelloMsg, SetupMsg, ReadyMsg, AssignMsg, ReportMsg, ResultMsg, StopMsg, PruneMsg>;
 
 Tag TagOf(const Message& message);
 std::string Encode(const Message& message);

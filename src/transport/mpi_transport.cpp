@@ -29,7 +29,12 @@ Status MpiTransport::Send(int dest, const Message& message) {
 Result<std::optional<Envelope>> MpiTransport::TryReceive() {
   int flag = 0;
   MPI_Status status;
-  int rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, &status);
+  int rc = MPI_SUCCESS;
+  // Open MPI's Iprobe looks at what has arrived before it runs the progress engine, so a message
+  // that came in while we slept shows up only on the second call.
+  for (int attempt = 0; attempt < 2 && rc == MPI_SUCCESS && !flag; ++attempt) {
+    rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, &status);
+  }
   if (rc != MPI_SUCCESS) return MpiError("MPI_Iprobe", rc);
   if (!flag) return std::optional<Envelope>();
   int count = 0;

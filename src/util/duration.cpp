@@ -23,8 +23,7 @@ double UnitMillis(std::string_view unit) {
 
 Result<Millis> ParseDuration(std::string_view text) {
   const auto invalid = [&] {
-    return Status::InvalidInput("'" + std::string(text) +
-                                "' is not a duration (write e.g. 90s, 10m, 2h, 1h30m)");
+    return Status::InvalidInput("'" + std::string(text) + "' is not a duration (write e.g. 90s, 10m, 2h, 1h30m)");
   };
   if (text.empty()) return invalid();
   double total = 0;

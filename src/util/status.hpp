@@ -20,13 +20,9 @@ class Status {
 
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status InvalidInput(std::string message) {
-    return Status(Code::kInvalidInput, std::move(message));
-  }
+  static Status InvalidInput(std::string message) { return Status(Code::kInvalidInput, std::move(message)); }
   static Status IoError(std::string message) { return Status(Code::kIoError, std::move(message)); }
-  static Status RuntimeError(std::string message) {
-    return Status(Code::kRuntimeError, std::move(message));
-  }
+  static Status RuntimeError(std::string message) { return Status(Code::kRuntimeError, std::move(message)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -48,7 +44,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : value_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(value_).ok());
   }
@@ -70,8 +66,8 @@ class Result {
 
 }  // namespace cleansweep
 
-#define CS_RETURN_IF_ERROR(expr)                  \
-  do {                                            \
-    ::cleansweep::Status cs_status_ = (expr);     \
-    if (!cs_status_.ok()) return cs_status_;      \
+#define CS_RETURN_IF_ERROR(expr)              \
+  do {                                        \
+    ::cleansweep::Status cs_status_ = (expr); \
+    if (!cs_status_.ok()) return cs_status_;  \
   } while (false)

@@ -1,8 +1,8 @@
 // RAII file descriptor and EINTR-safe wrappers for the POSIX calls we use on pipes.
 #pragma once
 
-#include <cerrno>
 #include <unistd.h>
+#include <cerrno>
 
 #include <utility>
 

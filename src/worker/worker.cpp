@@ -57,6 +57,7 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   spec.env["CLEANSWEEP_TRIAL"] = std::to_string(assign.number);
   spec.env["CLEANSWEEP_TRIAL_DIR"] = spec.trial_dir;
   spec.env["CLEANSWEEP_REPORT_FD"] = std::to_string(SpawnLauncher::kReportFd);
+  spec.env["CLEANSWEEP_CONTROL_FD"] = std::to_string(SpawnLauncher::kControlFd);
   // One device, or none: a trial never sees a GPU that belongs to another worker.
   if (!gpu_.empty() || config_->workers.gpus == "none" || !identity_.visible_gpus.empty()) {
     spec.env["CUDA_VISIBLE_DEVICES"] = gpu_;
@@ -84,9 +85,12 @@ Status Worker::RunTrial(const AssignMsg& assign) {
       steps.clear();
       Result<std::optional<Envelope>> got = transport_->Receive(Millis(0));
       if (!got.ok()) return got.status();
-      if (got->has_value() && std::holds_alternative<StopMsg>((*got)->message)) {
+      if (!got->has_value()) continue;
+      if (const auto* stop = std::get_if<StopMsg>(&(*got)->message)) {
         stop_ = true;
-        trial.Stop(TrialState::kInterrupted, "interrupted: " + std::get<StopMsg>((*got)->message).reason);
+        trial.Stop(TrialState::kInterrupted, "interrupted: " + stop->reason);
+      } else if (const auto* prune = std::get_if<PruneMsg>(&(*got)->message); prune && prune->number == assign.number) {
+        trial.RequestPrune(prune->reason, config_->trial.prune_grace);
       }
     }
     const TrialOutcome& o = trial.Outcome();

@@ -14,10 +14,10 @@ namespace cleansweep {
 
 struct WorkerIdentity {
   std::string host;
-  int local_index = 0;               // among the workers on this node
+  int local_index = 0;  // among the workers on this node
   int local_count = 1;
   std::vector<std::string> visible_gpus;
-  int cpu_count = 1;                 // cores on this node, for OMP_NUM_THREADS
+  int cpu_count = 1;  // cores on this node, for OMP_NUM_THREADS
 };
 
 class Worker {

@@ -98,8 +98,11 @@ TEST(StudyConfig, SyntaxErrorGivesLineAndColumn) {
 
 TEST(StudyConfig, UnknownKeysListWhatIsAllowed) {
   const std::string top = ErrorOf(std::string(kGood) + "extra: 1\n");
-  EXPECT_NE(top.find("cfg.yaml:12:1: extra: unknown key (allowed here: study, sampler, trial, space, workers, enqueue)"),
-            std::string::npos) << top;
+  EXPECT_NE(
+      top.find(
+          "cfg.yaml:12:1: extra: unknown key (allowed here: study, sampler, pruner, trial, space, workers, enqueue)"),
+      std::string::npos)
+      << top;
   const std::string nested = ErrorOf(GoodWith("n_trials: 12", "n_trails: 12"));
   EXPECT_NE(nested.find("study.n_trails: unknown key"), std::string::npos) << nested;
   EXPECT_NE(nested.find("cfg.yaml:1:"), std::string::npos) << nested;
@@ -108,7 +111,8 @@ TEST(StudyConfig, UnknownKeysListWhatIsAllowed) {
 }
 
 TEST(StudyConfig, WrongTypes) {
-  EXPECT_NE(ErrorOf(GoodWith("n_trials: 12", "n_trials: twelve")).find("study.n_trials: expected a whole number, got 'twelve'"),
+  EXPECT_NE(ErrorOf(GoodWith("n_trials: 12", "n_trials: twelve"))
+                .find("study.n_trials: expected a whole number, got 'twelve'"),
             std::string::npos);
   EXPECT_NE(ErrorOf(GoodWith("low: 1.0e-4", "low: small")).find("cfg.yaml:5:"), std::string::npos);
   EXPECT_NE(ErrorOf(GoodWith("low: 16", "low: 16.5")).find("space.batch_size.low: expected a whole number"),
@@ -125,8 +129,9 @@ TEST(StudyConfig, WrongTypes) {
 }
 
 TEST(StudyConfig, BoundsMustMakeARange) {
-  EXPECT_NE(ErrorOf(GoodWith("low: 8, high: 64", "low: 64, high: 8")).find("space.channels.low: low must be below high"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(GoodWith("low: 8, high: 64", "low: 64, high: 8")).find("space.channels.low: low must be below high"),
+      std::string::npos);
   EXPECT_NE(ErrorOf(GoodWith("low: 8, high: 64", "low: 8, high: 8")).find("low must be below high"), std::string::npos);
   EXPECT_NE(ErrorOf(GoodWith("low: 1.0e-4", "low: 0")).find("space.lr.low: a log scale needs low > 0, got 0"),
             std::string::npos);
@@ -135,13 +140,16 @@ TEST(StudyConfig, BoundsMustMakeARange) {
 }
 
 TEST(StudyConfig, ChoicesMustBeAListOfDistinctValues) {
-  EXPECT_NE(ErrorOf(GoodWith("choices: [sgd, adam, adamw]", "choices: []")).find("space.optimizer.choices: needs at least one choice"),
+  EXPECT_NE(ErrorOf(GoodWith("choices: [sgd, adam, adamw]", "choices: []"))
+                .find("space.optimizer.choices: needs at least one choice"),
             std::string::npos);
   EXPECT_NE(ErrorOf(GoodWith("choices: [sgd, adam, adamw]", "choices: [sgd, sgd]")).find("choice sgd appears twice"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(GoodWith("{type: categorical, choices: [sgd, adam, adamw]}", "{type: categorical}")).find("missing `choices`"),
+  EXPECT_NE(ErrorOf(GoodWith("{type: categorical, choices: [sgd, adam, adamw]}", "{type: categorical}"))
+                .find("missing `choices`"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(GoodWith("type: categorical", "type: choice")).find("unknown type 'choice' (allowed: float, int, categorical, fixed)"),
+  EXPECT_NE(ErrorOf(GoodWith("type: categorical", "type: choice"))
+                .find("unknown type 'choice' (allowed: float, int, categorical, fixed)"),
             std::string::npos);
 }
 
@@ -151,14 +159,15 @@ TEST(StudyConfig, WhenMustNameAParameter) {
 }
 
 TEST(StudyConfig, WhenCyclesAreRefused) {
-  const std::string e = ErrorOf(
-      GoodWith("optimizer:  {type: categorical, choices: [sgd, adam, adamw]}",
-               "optimizer:  {type: categorical, choices: [sgd, adam, adamw], when: {momentum: 0.5}}"));
+  const std::string e =
+      ErrorOf(GoodWith("optimizer:  {type: categorical, choices: [sgd, adam, adamw]}",
+                       "optimizer:  {type: categorical, choices: [sgd, adam, adamw], when: {momentum: 0.5}}"));
   EXPECT_NE(e.find("form a cycle"), std::string::npos) << e;
 }
 
 TEST(StudyConfig, UnknownSamplerListsTheKnownOnes) {
-  EXPECT_NE(ErrorOf(GoodWith("kind: random", "kind: tpe2")).find("sampler.kind: unknown sampler 'tpe2' (available: random, grid, tpe, sobol, cmaes)"),
+  EXPECT_NE(ErrorOf(GoodWith("kind: random", "kind: tpe2"))
+                .find("sampler.kind: unknown sampler 'tpe2' (available: random, grid, tpe, sobol, cmaes)"),
             std::string::npos);
 }
 
@@ -184,17 +193,22 @@ TEST(StudyConfig, ParameterNamesAreIdentifiers) {
 
 TEST(StudyConfig, EnqueuedConfigurationsAreCheckedAgainstTheSpace) {
   Result<StudyConfig> config = LoadConfigText(
-      std::string(kGood) + "enqueue:\n  - {lr: 0.01, batch_size: 32, optimizer: sgd, momentum: 0.9}\n  - {channels: 16}\n",
+      std::string(kGood) +
+          "enqueue:\n  - {lr: 0.01, batch_size: 32, optimizer: sgd, momentum: 0.9}\n  - {channels: 16}\n",
       "cfg.yaml");
   ASSERT_TRUE(config.ok()) << config.status().message();
   ASSERT_EQ(config->enqueue.size(), 2u);
   EXPECT_EQ(config->enqueue[0].at("batch_size"), ParamValue(std::int64_t{32}));
-  EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {lr: 1}\n").find("enqueue[0].lr: 1 is not a number"), std::string::npos);
-  EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {lr: 5}\n").find("enqueue[0].lr: 5 is not a number in [0.0001, 0.3]"),
+  EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {lr: 1}\n").find("enqueue[0].lr: 1 is not a number"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {channels: 12}\n").find("is not on the step 8"), std::string::npos);
-  EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {optimizer: rmsprop}\n").find("rmsprop is not one of the choices"),
+  EXPECT_NE(
+      ErrorOf(std::string(kGood) + "enqueue:\n  - {lr: 5}\n").find("enqueue[0].lr: 5 is not a number in [0.0001, 0.3]"),
+      std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {channels: 12}\n").find("is not on the step 8"),
             std::string::npos);
+  EXPECT_NE(
+      ErrorOf(std::string(kGood) + "enqueue:\n  - {optimizer: rmsprop}\n").find("rmsprop is not one of the choices"),
+      std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {depth: 3}\n").find("enqueue[0].depth: names no parameter"),
             std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {optimizer: adam, momentum: 0.5}\n")
@@ -203,9 +217,9 @@ TEST(StudyConfig, EnqueuedConfigurationsAreCheckedAgainstTheSpace) {
 }
 
 TEST(StudyConfig, SamplerOptionsBelongToTheirKind) {
-  Result<StudyConfig> config =
-      LoadConfigText(GoodWith("{kind: random, seed: 7}", "{kind: tpe, n_startup_trials: 5, gamma: 0.2, multivariate: false}"),
-                     "cfg.yaml");
+  Result<StudyConfig> config = LoadConfigText(
+      GoodWith("{kind: random, seed: 7}", "{kind: tpe, n_startup_trials: 5, gamma: 0.2, multivariate: false}"),
+      "cfg.yaml");
   ASSERT_TRUE(config.ok()) << config.status().message();
   EXPECT_EQ(config->sampler.n_startup_trials, 5);
   EXPECT_EQ(config->sampler.gamma, 0.2);
@@ -214,8 +228,9 @@ TEST(StudyConfig, SamplerOptionsBelongToTheirKind) {
   EXPECT_NE(ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: random, gamma: 0.2}"))
                 .find("sampler.gamma: does not apply to the random sampler"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: tpe, gamma: 1.5}")).find("sampler.gamma: must be in (0, 1]"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: tpe, gamma: 1.5}")).find("sampler.gamma: must be in (0, 1]"),
+      std::string::npos);
 }
 
 TEST(StudyConfig, MissingFileIsBadInput) {

@@ -20,10 +20,11 @@ using testing::FakeLauncher;
 using testing::FakeObjective;
 
 StudyConfig Config(const std::string& study, const std::string& sampler, const std::string& command = "[sh]") {
-  Result<StudyConfig> config = LoadConfigText("study: " + study + "\nsampler: " + sampler + "\ntrial: {command: " +
-                                                  command + "}\nspace:\n  x: {type: float, low: 0.0, high: 1.0}\n"
-                                                  "  n: {type: int, low: 1, high: 4}\n",
-                                              "c.yaml");
+  Result<StudyConfig> config =
+      LoadConfigText("study: " + study + "\nsampler: " + sampler + "\ntrial: {command: " + command +
+                         "}\nspace:\n  x: {type: float, low: 0.0, high: 1.0}\n"
+                         "  n: {type: int, low: 1, high: 4}\n",
+                     "c.yaml");
   EXPECT_TRUE(config.ok()) << config.status().message();
   return *config;
 }

@@ -20,12 +20,14 @@ using testing::TempDir;
 
 class SpawnLauncherTest : public ::testing::Test {
  protected:
+  void SetUp() override { ::signal(SIGPIPE, SIG_IGN); }  // as the worker does
+
   LaunchSpec Spec(const std::string& mode, const std::string& params = "{\"x\": 0.3, \"n\": 4}") {
     LaunchSpec spec;
     spec.argv = {TOY_TRIAL};
     spec.trial_dir = dir_.File("trial");
-    spec.env = {{"CLEANSWEEP_PARAMS", params}, {"CLEANSWEEP_TRIAL", "7"}, {"CLEANSWEEP_TRIAL_DIR", spec.trial_dir},
-                {"CLEANSWEEP_REPORT_FD", "3"}, {"TOY_MODE", mode}};
+    spec.env = {{"CLEANSWEEP_PARAMS", params}, {"CLEANSWEEP_TRIAL", "7"},      {"CLEANSWEEP_TRIAL_DIR", spec.trial_dir},
+                {"CLEANSWEEP_REPORT_FD", "3"}, {"CLEANSWEEP_CONTROL_FD", "4"}, {"TOY_MODE", mode}};
     spec.kill_grace = Millis(500);
     return spec;
   }

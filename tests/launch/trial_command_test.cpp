@@ -12,7 +12,8 @@ TEST(ExpandCommand, FillsPlaceholdersAndDropsInactiveWords) {
   const auto argv = ExpandCommand({"prog", "--lr={lr}", "--opt", "{opt}", "--momentum={momentum}", "{{x}}-{n}",
                                    "--out={trial_dir}/model.pt", "#{trial}"},
                                   params, 17, "/r/17");
-  EXPECT_EQ(argv, (std::vector<std::string>{"prog", "--lr=0.001", "--opt", "adam", "{x}-4", "--out=/r/17/model.pt", "#17"}));
+  EXPECT_EQ(argv,
+            (std::vector<std::string>{"prog", "--lr=0.001", "--opt", "adam", "{x}-4", "--out=/r/17/model.pt", "#17"}));
 }
 
 TEST(ResolveProgram, FindsPathsBareNamesAndExplainsMisses) {

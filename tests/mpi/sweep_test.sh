@@ -83,6 +83,97 @@ PY
     "$bin/cleansweep" show tpe.h5 | grep -q "sampler time per trial: median .* ms, max .* ms; 1 trials from enqueue" ||
       fail "show: $("$bin/cleansweep" show tpe.h5)"
     ;;
+  asha|median)  # pruning end to end: one worker, so the decisions can be replayed exactly here
+    if [ $scenario = asha ]; then
+      pruner="{kind: asha, min_resource: 1, max_resource: 9, reduction_factor: 3}"
+    else
+      pruner="{kind: median, n_startup_trials: 2}"
+    fi
+    cat > prune.yaml <<YAML
+study: {name: prune, direction: maximize, n_trials: 9, storage: $work/prune.h5}
+sampler: {kind: grid, seed: 4}
+pruner: $pruner
+trial: {command: ["$bin/toy_trial"], timeout: 60s}
+space:
+  mode: curve
+  steps: 9
+  step_sleep: 0.15
+  q: {type: float, low: 0.1, high: 0.9, grid: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]}
+YAML
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run prune.yaml > out.txt || fail "run exited $?"
+    /usr/bin/python3 - $scenario <<PY
+import sys, h5py, statistics
+kind = sys.argv[1]
+with h5py.File("$work/prune.h5", "r") as f:
+    t = sorted(f["trials"][:], key=lambda r: r["number"])
+    steps = f["intermediate"][:]
+# Replay: trials ran one after another in number order; curve value q * s / 9 at steps 1..9.
+curves, expected = {}, {}
+for row in t:
+    q, n = row["param_q"], row["number"]
+    curve, state = {}, "COMPLETE"
+    for s in range(1, 10):
+        curve[s] = q * s / 9
+        done = {m: c for m, c in curves.items() if expected[m][0] == "COMPLETE"}
+        if kind == "median":
+            at = [c[s] for c in done.values() if s in c]
+            if len(done) >= 2 and at and max(curve.values()) < statistics.median(at):
+                state = "PRUNED"
+        else:
+            for rung_step in (1, 3):  # rung 9 = max_resource prunes nothing
+                if s != rung_step:
+                    continue
+                competing = sorted([c[s] for c in curves.values() if s in c] + [curve[s]], reverse=True)
+                keep = max(1, len(competing) // 3)
+                if curve[s] < competing[keep - 1]:
+                    state = "PRUNED"
+        if state == "PRUNED":
+            break
+    curves[n] = curve
+    expected[n] = (state, max(curve))
+pruned = 0
+for row in t:
+    n = row["number"]
+    state, last = expected[n]
+    got = (row["state"].decode(), row["last_step"])
+    assert got == (state, last), "trial %d (q=%.1f): got %s, expected %s; %s" % (n, row["param_q"], got, (state, last), row["reason"])
+    if state == "PRUNED":
+        pruned += 1
+        assert abs(row["value"] - row["param_q"] * last / 9) < 1e-12, row["value"]
+        assert b"pruned at" in row["reason"], row["reason"]
+    mine = sorted(s for tr, s in zip(steps["trial"], steps["step"]) if tr == n)
+    assert mine == list(range(1, last + 1)), (n, mine)
+assert pruned >= 3, "expected several pruned trials, got %d" % pruned
+print("%s: %d of %d trials pruned, each at the step the replay predicts" % (kind, pruned, len(t)))
+PY
+    ;;
+  ignoreprune)  # a trial that ignores the decision is stopped after trial.prune_grace
+    cat > ignore.yaml <<YAML
+study: {name: ignore, direction: maximize, n_trials: 3, storage: $work/ignore.h5}
+sampler: {kind: grid}
+pruner: {kind: asha, min_resource: 1, reduction_factor: 3}
+trial: {command: ["$bin/toy_trial"], timeout: 60s, prune_grace: 1s, kill_grace: 1s}
+space:
+  mode: ignoreprune
+  steps: 30
+  step_sleep: 0.2
+  q: {type: float, low: 0.1, high: 0.9, grid: [0.9, 0.8, 0.1]}
+YAML
+    sed -i 's/sampler: {kind: grid}/sampler: {kind: grid, seed: 1}/' ignore.yaml
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run ignore.yaml > out.txt || fail "run exited $?"
+    /usr/bin/python3 - <<PY
+import h5py
+with h5py.File("$work/ignore.h5", "r") as f:
+    t = f["trials"][:]
+pruned = [r for r in t if r["state"] == b"PRUNED"]
+assert pruned, [(r["state"], r["reason"]) for r in t]
+for r in pruned:
+    assert b"did not stop within the prune grace" in r["reason"], r["reason"]
+    assert r["signal"] == 15, r["signal"]  # SIGTERM after the grace
+    assert r["duration"] < 4.0, r["duration"]  # 30 steps would take 6 s
+print("ignoreprune: %d trial(s) stopped after the grace" % len(pruned))
+PY
+    ;;
   timeout)  # trials that hang are killed at their timeout, grandchildren included
     toy_config timeout 3 "{kind: random}" "hang"
     sed -i 's/timeout: 30s/timeout: 1s/' timeout.yaml

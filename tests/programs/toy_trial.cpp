@@ -24,10 +24,33 @@ double Objective(const cleansweep::Trial& t) {
 
 }  // namespace
 
+// Modes "curve" and "ignoreprune": a learning curve known in advance, value q * s / steps at steps
+// 1..steps, step_sleep seconds apart. "curve" stops when pruned; "ignoreprune" never looks.
+int Curve(cleansweep::Trial& trial, bool obey) {
+  const double q = trial.GetDouble("q", 0.5);
+  const std::int64_t steps = trial.GetInt("steps", 9);
+  const double sleep_s = trial.GetDouble("step_sleep", 0.02);
+  for (std::int64_t s = 1; s <= steps; ++s) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s));  // "training"
+    if (obey && trial.ShouldPrune()) {                                    // checked before reporting more work
+      std::printf("pruned after step %lld\n", static_cast<long long>(s - 1));
+      return 0;
+    }
+    trial.Report(s, q * static_cast<double>(s) / static_cast<double>(steps));
+  }
+  trial.Finish(q);
+  return 0;
+}
+
 int main() {
   cleansweep::Trial trial = cleansweep::Trial::FromEnvironment();
   const char* env_mode = std::getenv("TOY_MODE");
   const std::string mode = trial.GetString("mode", env_mode ? env_mode : "ok");
+  if (mode == "curve" || mode == "ignoreprune") {
+    std::printf("toy trial %lld mode %s\n", static_cast<long long>(trial.number()), mode.c_str());
+    std::fflush(stdout);
+    return Curve(trial, mode == "curve");
+  }
   const double sleep_s = trial.GetDouble("sleep", 0.0);
   std::printf("toy trial %lld mode %s\n", static_cast<long long>(trial.number()), mode.c_str());
   std::fflush(stdout);

@@ -9,12 +9,13 @@ namespace cleansweep {
 namespace {
 
 StudyConfig Config(const std::string& sampler, const std::string& direction = "minimize") {
-  Result<StudyConfig> config = LoadConfigText(
-      "study: {name: c, direction: " + direction + "}\nsampler: " + sampler + "\ntrial: {command: [x]}\nspace:\n"
-      "  x: {type: float, low: -5.0, high: 5.0}\n  y: {type: float, low: -5.0, high: 5.0}\n"
-      "  n: {type: int, low: 1, high: 10}\n  lr: {type: float, low: 1.0e-5, high: 1.0, log: true}\n"
-      "  opt: {type: categorical, choices: [a, b, c]}\n",
-      "c.yaml");
+  Result<StudyConfig> config =
+      LoadConfigText("study: {name: c, direction: " + direction + "}\nsampler: " + sampler +
+                         "\ntrial: {command: [x]}\nspace:\n"
+                         "  x: {type: float, low: -5.0, high: 5.0}\n  y: {type: float, low: -5.0, high: 5.0}\n"
+                         "  n: {type: int, low: 1, high: 10}\n  lr: {type: float, low: 1.0e-5, high: 1.0, log: true}\n"
+                         "  opt: {type: categorical, choices: [a, b, c]}\n",
+                     "c.yaml");
   EXPECT_TRUE(config.ok()) << config.status().message();
   return *config;
 }

@@ -9,9 +9,9 @@ namespace cleansweep {
 namespace {
 
 Result<std::unique_ptr<Sampler>> Grid(const std::string& space, std::uint64_t seed = 1) {
-  Result<StudyConfig> config = LoadConfigText(
-      "study: {name: t}\nsampler: {kind: grid, seed: " + std::to_string(seed) + "}\ntrial: {command: [p]}\nspace:\n" + space,
-      "g.yaml");
+  Result<StudyConfig> config = LoadConfigText("study: {name: t}\nsampler: {kind: grid, seed: " + std::to_string(seed) +
+                                                  "}\ntrial: {command: [p]}\nspace:\n" + space,
+                                              "g.yaml");
   EXPECT_TRUE(config.ok()) << config.status().message();
   return MakeSampler(*config);
 }

@@ -22,7 +22,8 @@ TEST(SobolSampler, EveryCoordinateIsStratified) {
     std::unique_ptr<SobolSampler> sobol = SobolSampler::Create(Space(21), 7, scramble).value();
     for (int d = 0; d < 21; ++d) {
       std::set<int> bins;
-      for (int i = 0; i < 128; ++i) bins.insert(static_cast<int>(sobol->Point(static_cast<std::uint64_t>(i))[static_cast<size_t>(d)] * 128));
+      for (int i = 0; i < 128; ++i)
+        bins.insert(static_cast<int>(sobol->Point(static_cast<std::uint64_t>(i))[static_cast<size_t>(d)] * 128));
       EXPECT_EQ(bins.size(), 128u) << "dimension " << d << (scramble ? " scrambled" : "");
     }
   }

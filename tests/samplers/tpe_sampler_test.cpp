@@ -31,7 +31,8 @@ TrialRecord Finished(std::int64_t number, ParamSet params, std::optional<double>
 }
 
 // Runs `n` trials one after another; `objective` returns nullopt for a trial that "ran out of memory".
-TrialHistory RunTrials(Sampler& sampler, int n, const std::function<std::optional<double>(const ParamSet&)>& objective) {
+TrialHistory RunTrials(Sampler& sampler, int n,
+                       const std::function<std::optional<double>(const ParamSet&)>& objective) {
   TrialHistory history;
   for (int i = 0; i < n; ++i) {
     const ParamSet p = *sampler.Ask(i, history);
@@ -54,7 +55,8 @@ const char* kSpace = R"(  lr: {type: float, low: 1.0e-5, high: 1.0, log: true}
 
 double Quadratic(const ParamSet& p) {
   double v = std::pow(std::log10(std::get<double>(p.at("lr"))) + 3, 2) + std::pow(std::get<double>(p.at("x")) - 1, 2) +
-             std::pow(std::get<std::int64_t>(p.at("n")) - 3, 2) + (std::get<std::string>(p.at("opt")) == "adam" ? 0 : 1);
+             std::pow(std::get<std::int64_t>(p.at("n")) - 3, 2) +
+             (std::get<std::string>(p.at("opt")) == "adam" ? 0 : 1);
   if (p.count("m")) v += std::get<double>(p.at("m"));
   return v;
 }
@@ -93,7 +95,8 @@ TEST(TpeSampler, BeatsRandomOnAQuadratic) {
   for (int seed = 0; seed < 5; ++seed) {
     const std::string sampler = "{kind: tpe, seed: " + std::to_string(seed) + "}";
     std::unique_ptr<Sampler> tpe = MakeSampler(Config(kSpace, sampler)).value();
-    std::unique_ptr<Sampler> rnd = MakeSampler(Config(kSpace, "{kind: random, seed: " + std::to_string(seed) + "}")).value();
+    std::unique_ptr<Sampler> rnd =
+        MakeSampler(Config(kSpace, "{kind: random, seed: " + std::to_string(seed) + "}")).value();
     const auto best = [](const TrialHistory& h) {
       double b = 1e300;
       for (const TrialRecord& r : h.finished) b = std::min(b, *r.value);
@@ -144,7 +147,8 @@ double Spread(const std::vector<ParamSet>& points) {
 // 16 workers ask at once after 30 finished trials: each new suggestion is "running" for the next.
 std::vector<ParamSet> SixteenPending(bool constant_liar) {
   const char* space = "  x: {type: float, low: 0.0, high: 1.0}\n  y: {type: float, low: 0.0, high: 1.0}\n";
-  const std::string options = std::string("{kind: tpe, seed: 4, constant_liar: ") + (constant_liar ? "true" : "false") + "}";
+  const std::string options =
+      std::string("{kind: tpe, seed: 4, constant_liar: ") + (constant_liar ? "true" : "false") + "}";
   std::unique_ptr<Sampler> sampler = MakeSampler(Config(space, options)).value();
   TrialHistory history = RunTrials(*sampler, 30, [](const ParamSet& p) {
     return std::pow(std::get<double>(p.at("x")) - 0.3, 2) + std::pow(std::get<double>(p.at("y")) - 0.6, 2);
@@ -160,7 +164,8 @@ std::vector<ParamSet> SixteenPending(bool constant_liar) {
 TEST(TpeSampler, PendingTrialsKeepParallelSuggestionsApart) {
   const double with_liar = Spread(SixteenPending(true));
   const double without = Spread(SixteenPending(false));
-  std::printf("mean nearest-neighbour distance of 16 pending suggestions: %.4f with the liar, %.4f without\n", with_liar, without);
+  std::printf("mean nearest-neighbour distance of 16 pending suggestions: %.4f with the liar, %.4f without\n",
+              with_liar, without);
   // Measured (seed 4): 0.12 with the liar, 0.06 without; near-duplicates would be under 0.01.
   EXPECT_GT(with_liar, 0.08) << "suggestions bunch up";
   EXPECT_GT(with_liar, 1.5 * without);
@@ -177,9 +182,10 @@ std::optional<double> OomObjective(const ParamSet& p) {
 }
 
 double OomRateAfterStartup(const std::string& sampler_yaml) {
-  const char* space = "  batch_size: {type: int, low: 16, high: 1024, log: true}\n"
-                      "  channels: {type: int, low: 8, high: 256, log: true}\n"
-                      "  lr: {type: float, low: 1.0e-5, high: 1.0e-1, log: true}\n";
+  const char* space =
+      "  batch_size: {type: int, low: 16, high: 1024, log: true}\n"
+      "  channels: {type: int, low: 8, high: 256, log: true}\n"
+      "  lr: {type: float, low: 1.0e-5, high: 1.0e-1, log: true}\n";
   std::unique_ptr<Sampler> sampler = MakeSampler(Config(space, sampler_yaml)).value();
   const TrialHistory h = RunTrials(*sampler, 210, OomObjective);
   int ooms = 0;

@@ -34,7 +34,7 @@ TrialRecord Record(std::int64_t number, bool sgd) {
   r.number = number;
   r.state = sgd ? TrialState::kComplete : TrialState::kOomGpu;
   if (sgd) r.value = 0.5 + static_cast<double>(number) / 100;
-  r.params = {{"lr", 0.01}, {"n", std::int64_t{3}}, {"opt", std::string(sgd ? "sgd" : "adam")},
+  r.params = {{"lr", 0.01},   {"n", std::int64_t{3}},      {"opt", std::string(sgd ? "sgd" : "adam")},
               {"flag", true}, {"width", std::int64_t{32}}, {"epochs", std::int64_t{3}}};
   if (sgd) {
     r.params["m"] = 0.9;

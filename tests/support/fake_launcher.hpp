@@ -47,6 +47,12 @@ class FakeTrial : public TrialProcess {
   void Stop(TrialState state, const std::string& reason) override {
     if (!stop_) stop_ = state, reason_ = reason;
   }
+  void RequestPrune(const std::string& reason, Millis) override {
+    if (!stop_) {
+      stop_ = TrialState::kPruned, reason_ = reason;
+      outcome_.value = FakeObjective(params_) * static_cast<double>(step_);  // its last report
+    }
+  }
   const TrialOutcome& Outcome() const override { return outcome_; }
 
  private:

@@ -24,8 +24,8 @@ TEST(Messages, EveryTypeRoundTrips) {
   EXPECT_FALSE(ready.ok);
   EXPECT_EQ(ready.error, "no program");
   EXPECT_EQ(ready.gpu, "3");
-  const AssignMsg assign = RoundTrip(AssignMsg{
-      42, {{"b", true}, {"i", std::int64_t{-7}}, {"f", 0.125}, {"s", std::string("adam")}}, 2});
+  const AssignMsg assign =
+      RoundTrip(AssignMsg{42, {{"b", true}, {"i", std::int64_t{-7}}, {"f", 0.125}, {"s", std::string("adam")}}, 2});
   EXPECT_EQ(assign.number, 42);
   EXPECT_EQ(assign.params.at("b"), ParamValue(true));
   EXPECT_EQ(assign.params.at("i"), ParamValue(std::int64_t{-7}));

@@ -18,7 +18,7 @@ TEST(AssignGpu, RoundRobinOverTheVisibleDevices) {
   EXPECT_EQ(AssignGpu("auto", visible, 5), "1");  // more workers than GPUs share them
   EXPECT_EQ(AssignGpu("auto", {}, 2), "");        // no GPU: the CPU
   EXPECT_EQ(AssignGpu("none", visible, 0), "");
-  EXPECT_EQ(AssignGpu("2,3", visible, 0), "2");   // an explicit list overrides detection
+  EXPECT_EQ(AssignGpu("2,3", visible, 0), "2");  // an explicit list overrides detection
   EXPECT_EQ(AssignGpu("2,3", visible, 1), "3");
   EXPECT_EQ(AssignGpu("2,3", {}, 2), "2");
 }

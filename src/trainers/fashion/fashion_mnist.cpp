@@ -63,7 +63,8 @@ Dataset Load(const std::string& dir, int subset, int val_size) {
   const torch::Tensor labels = ReadIdx(dir + "/train-labels-idx1-ubyte.gz");
   const std::int64_t n = images.size(0);
   if (labels.size(0) != n) throw std::runtime_error(dir + ": image and label counts differ");
-  if (val_size < 1 || val_size >= n) throw std::runtime_error("--val-size must be between 1 and " + std::to_string(n - 1));
+  if (val_size < 1 || val_size >= n)
+    throw std::runtime_error("--val-size must be between 1 and " + std::to_string(n - 1));
   const std::int64_t train_n = subset > 0 ? std::min<std::int64_t>(subset, n - val_size) : n - val_size;
   const auto normalise = [](const torch::Tensor& raw) {
     return ((raw.to(torch::kFloat32) / 255.0 - kMean) / kStd).unsqueeze(1).contiguous();

@@ -18,7 +18,8 @@ constexpr int kExitError = 1;
 constexpr int kExitNoData = 3;
 
 bool IsOutOfMemory(const std::string& what) {
-  return what.find("out of memory") != std::string::npos || what.find("CUBLAS_STATUS_ALLOC_FAILED") != std::string::npos;
+  return what.find("out of memory") != std::string::npos ||
+         what.find("CUBLAS_STATUS_ALLOC_FAILED") != std::string::npos;
 }
 
 int OutOfMemory(Trial& trial, const char* kind, const std::string& what) {
@@ -57,9 +58,11 @@ int main(int argc, char** argv) {
   }
   const torch::Device device = cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
   std::printf("training on %s: %lld examples, validating on %lld\n", cuda ? "cuda" : "cpu",
-              static_cast<long long>(data.train.images.size(0)), static_cast<long long>(data.validation.images.size(0)));
+              static_cast<long long>(data.train.images.size(0)),
+              static_cast<long long>(data.validation.images.size(0)));
   try {
     const fashion::TrainResult result = fashion::Train(options, data, device, trial);
+    if (result.pruned) return 0;  // recorded PRUNED with its last reported accuracy
     trial.SetAttr("n_params", static_cast<double>(result.parameters));
     trial.SetAttr("train_seconds", result.seconds);
     trial.SetAttr("device", cuda ? "cuda" : "cpu");

@@ -16,9 +16,9 @@ ConvNetImpl::ConvNetImpl(int blocks, int channels, int kernel_size, double dropo
     side /= 2;
   }
   features = register_module("features", features_seq);
-  classifier = register_module("classifier", nn::Sequential(nn::Flatten(), nn::Dropout(dropout),
-                                                            nn::Linear(in * side * side, 128), nn::ReLU(),
-                                                            nn::Dropout(dropout), nn::Linear(128, 10)));
+  classifier = register_module(
+      "classifier", nn::Sequential(nn::Flatten(), nn::Dropout(dropout), nn::Linear(in * side * side, 128), nn::ReLU(),
+                                   nn::Dropout(dropout), nn::Linear(128, 10)));
 }
 
 torch::Tensor ConvNetImpl::forward(torch::Tensor x) { return classifier->forward(features->forward(x)); }

@@ -11,8 +11,8 @@ namespace cleansweep::fashion {
 namespace {
 
 // Parameter names a sweep may set; each maps to the flag of the same name (with - for _).
-const std::set<std::string> kKnownParams = {"lr",     "batch_size", "optimizer", "momentum", "weight_decay",
-                                            "blocks", "channels",   "kernel_size", "dropout", "epochs",
+const std::set<std::string> kKnownParams = {"lr",     "batch_size", "optimizer",   "momentum", "weight_decay",
+                                            "blocks", "channels",   "kernel_size", "dropout",  "epochs",
                                             "subset", "val_size",   "seed"};
 
 void ApplyParams(const Trial& t, TrainOptions* o) {
@@ -54,9 +54,11 @@ std::string Check(const TrainOptions& o) {
 bool ParseOptions(int argc, char** argv, const Trial& trial, TrainOptions* o, int* exit_code) {
   for (const auto& [name, value] : trial.params()) {
     if (!kKnownParams.count(name)) {
-      std::fprintf(stderr, "cleansweep-train-fashion: unknown parameter '%s' in the search space (known: lr, "
-                           "batch_size, optimizer, momentum, weight_decay, blocks, channels, kernel_size, dropout, "
-                           "epochs, subset, val_size, seed)\n", name.c_str());
+      std::fprintf(stderr,
+                   "cleansweep-train-fashion: unknown parameter '%s' in the search space (known: lr, "
+                   "batch_size, optimizer, momentum, weight_decay, blocks, channels, kernel_size, dropout, "
+                   "epochs, subset, val_size, seed)\n",
+                   name.c_str());
       *exit_code = 2;
       return false;
     }

@@ -14,17 +14,17 @@ struct TrainOptions {
   std::string optimizer = "adam";  // sgd | adam | adamw
   double momentum = 0.9;           // sgd only
   double weight_decay = 0.0;
-  int blocks = 2;                  // conv blocks, each halving the image; 1..4
-  int channels = 32;               // first block; doubles per block
-  int kernel_size = 3;             // odd, 1..7
+  int blocks = 2;       // conv blocks, each halving the image; 1..4
+  int channels = 32;    // first block; doubles per block
+  int kernel_size = 3;  // odd, 1..7
   double dropout = 0.25;
   int epochs = 3;
-  int subset = 0;                  // training examples; 0 = all 50,000 left after validation
+  int subset = 0;  // training examples; 0 = all 50,000 left after validation
   int val_size = 10000;
   std::uint64_t seed = 0;
   std::string data_dir;
-  std::string device = "auto";     // auto | cpu | cuda
-  int threads = 0;                 // intra-op threads; 0 = libtorch's default (OMP_NUM_THREADS)
+  std::string device = "auto";  // auto | cpu | cuda
+  int threads = 0;              // intra-op threads; 0 = libtorch's default (OMP_NUM_THREADS)
 };
 
 // Parses the command line over the trial's parameters. Returns false after printing the reason

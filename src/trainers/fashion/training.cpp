@@ -68,7 +68,13 @@ TrainResult Train(const TrainOptions& o, const Dataset& data, torch::Device devi
     std::printf("epoch %d/%d: train loss %.4f, validation accuracy %.4f\n", epoch + 1, o.epochs,
                 loss_sum / static_cast<double>(std::max<std::int64_t>(1, batches)), result.val_accuracy);
     std::fflush(stdout);
-    trial.Report(epoch, result.val_accuracy);
+    result.epochs = epoch + 1;
+    trial.Report(result.epochs, result.val_accuracy);  // step = epochs done, the pruners' resource
+    if (trial.ShouldPrune()) {
+      std::printf("pruned by the sweep after epoch %d\n", result.epochs);
+      result.pruned = true;
+      break;
+    }
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

@@ -1,5 +1,6 @@
 // One training run: builds the model and optimiser, trains for the given epochs and reports the
-// validation accuracy after each epoch through the trial.
+// validation accuracy after each epoch through the trial (step = epochs done), stopping early when
+// the sweep prunes it.
 #pragma once
 
 #include "fashion/fashion_mnist.hpp"
@@ -9,6 +10,8 @@ namespace cleansweep::fashion {
 
 struct TrainResult {
   double val_accuracy = 0;
+  int epochs = 0;       // epochs actually trained
+  bool pruned = false;  // the sweep stopped it early
   std::int64_t parameters = 0;
   double seconds = 0;
 };

@@ -1,0 +1,33 @@
+#!/bin/bash
+# The quickstart sweep (configs/quickstart.yaml: 12 trials, random sampler, seed 7, 3,000 images)
+# with 9 epochs per trial, run twice in one go: without a pruner and with ASHA. Same trials, same
+# seed; prints wall time and best validation accuracy of each. About 8 minutes on 2 cores.
+#   bench/run_pruning_bench.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh > /dev/null
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+mpi=(mpirun -np 3 --oversubscribe)
+[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+run() {  # run NAME PRUNER
+  local start end
+  start=$(date +%s.%N)
+  "${mpi[@]}" build/bin/cleansweep run configs/quickstart.yaml --progress lines --set "study.storage=$out/$1.h5" \
+    --set space.epochs=9 --set study.time_budget=1h --set "pruner=$2" > "$out/$1.log"
+  end=$(date +%s.%N)
+  /usr/bin/python3 - "$out/$1.h5" "$1" "$start" "$end" <<'PY'
+import sys, h5py
+path, name, start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+with h5py.File(path, "r") as f:
+    t = f["trials"][:]
+done = t[t["state"] == b"COMPLETE"]
+epochs = int(sum(r["last_step"] for r in t))
+print("| %s | %.0f s | %.4f | %d | %d | %d |" % (name, end - start, done["value"].max(), len(done),
+      (t["state"] == b"PRUNED").sum(), epochs))
+PY
+}
+echo "| pruner | wall time | best validation accuracy | completed | pruned | epochs trained |"
+echo "|---|---|---|---|---|---|"
+run none "{kind: none}"
+run asha "{kind: asha, min_resource: 1, max_resource: 9, reduction_factor: 3}"

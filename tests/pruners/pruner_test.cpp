@@ -1,0 +1,159 @@
+// Each pruner's decisions against cases computed by hand.
+#include <gtest/gtest.h>
+
+#include "pruners/hyperband_pruner.hpp"
+#include "pruners/median_pruner.hpp"
+#include "pruners/successive_halving_pruner.hpp"
+
+namespace cleansweep {
+namespace {
+
+TrialCurve Curve(std::map<std::int64_t, double> values, TrialState state = TrialState::kComplete) {
+  return TrialCurve{std::move(values), state};
+}
+
+PrunerOptions Median(std::int64_t startup = 3, std::int64_t warmup = 0, std::int64_t interval = 1,
+                     std::int64_t min_trials = 1) {
+  PrunerOptions o;
+  o.kind = "median";
+  o.n_startup_trials = startup;
+  o.n_warmup_steps = warmup;
+  o.interval_steps = interval;
+  o.n_min_trials = min_trials;
+  return o;
+}
+
+TEST(MedianPruner, PrunesBelowTheMedianOfCompletedTrials) {
+  MedianPruner p(Median(), Direction::kMaximize);
+  Curves c = {{0, Curve({{1, 0.5}})},
+              {1, Curve({{1, 0.6}})},
+              {2, Curve({{1, 0.7}})},
+              {3, Curve({{1, 0.55}}, TrialState::kRunning)}};
+  const std::optional<std::string> reason = p.ShouldPrune(3, 1, c);
+  ASSERT_TRUE(reason);
+  EXPECT_EQ(*reason, "pruned at step 1: best value 0.55 is worse than the median 0.6 of 3 completed trials");
+  c[3].values[1] = 0.6;  // a tie with the median goes on
+  EXPECT_FALSE(p.ShouldPrune(3, 1, c));
+}
+
+TEST(MedianPruner, MinimizeAndAnEvenCount) {
+  MedianPruner p(Median(4), Direction::kMinimize);
+  Curves c = {{0, Curve({{2, 0.2}})},
+              {1, Curve({{2, 0.4}})},
+              {2, Curve({{2, 0.6}})},
+              {3, Curve({{2, 0.8}})},
+              {4, Curve({{2, 0.51}}, TrialState::kRunning)}};
+  EXPECT_TRUE(p.ShouldPrune(4, 2, c));  // median 0.5
+  c[4].values[2] = 0.49;
+  EXPECT_FALSE(p.ShouldPrune(4, 2, c));
+}
+
+TEST(MedianPruner, NoDecisionWithTooFewTrialsOrValues) {
+  Curves c = {{0, Curve({{1, 0.5}})},
+              {1, Curve({{1, 0.6}})},
+              {2, Curve({{1, 0.7}}, TrialState::kPruned)},
+              {3, Curve({{1, 0.1}, {5, 0.1}}, TrialState::kRunning)}};
+  // Only two trials completed (the pruned one does not count) but three are needed.
+  EXPECT_FALSE(MedianPruner(Median(3), Direction::kMaximize).ShouldPrune(3, 1, c));
+  EXPECT_TRUE(MedianPruner(Median(2), Direction::kMaximize).ShouldPrune(3, 1, c));
+  // Nobody reported step 5: nothing to compare with.
+  EXPECT_FALSE(MedianPruner(Median(2), Direction::kMaximize).ShouldPrune(3, 5, c));
+  // n_min_trials: two values at step 1 are not enough when three are required.
+  EXPECT_FALSE(MedianPruner(Median(2, 0, 1, 3), Direction::kMaximize).ShouldPrune(3, 1, c));
+}
+
+TEST(MedianPruner, WarmupIntervalAndBestSoFar) {
+  Curves c = {{0, Curve({{1, 0.5}, {2, 0.5}, {3, 0.5}})},
+              {1, Curve({{1, 0.5}, {2, 0.5}, {3, 0.5}})},
+              {2, Curve({{1, 0.1}, {2, 0.1}, {3, 0.1}}, TrialState::kRunning)}};
+  EXPECT_FALSE(MedianPruner(Median(2, 2), Direction::kMaximize).ShouldPrune(2, 1, c));  // warming up
+  EXPECT_TRUE(MedianPruner(Median(2, 2), Direction::kMaximize).ShouldPrune(2, 2, c));
+  EXPECT_FALSE(MedianPruner(Median(2, 0, 2), Direction::kMaximize).ShouldPrune(2, 1, c));  // off the interval
+  EXPECT_TRUE(MedianPruner(Median(2, 0, 2), Direction::kMaximize).ShouldPrune(2, 2, c));
+  c[2].values[1] = 0.9;  // its best so far (0.9 at step 1) beats the median at step 3
+  EXPECT_FALSE(MedianPruner(Median(2), Direction::kMaximize).ShouldPrune(2, 3, c));
+}
+
+PrunerOptions Asha(std::int64_t min_resource = 1, std::int64_t max_resource = 0, int eta = 3) {
+  PrunerOptions o;
+  o.kind = "asha";
+  o.min_resource = min_resource;
+  o.max_resource = max_resource;
+  o.reduction_factor = eta;
+  return o;
+}
+
+TEST(SuccessiveHalving, KeepsTheBestThirdAtEachRung) {
+  SuccessiveHalvingPruner p(Asha(), Direction::kMaximize, 0);  // rungs at steps 1, 3, 9
+  Curves c = {{0, Curve({{1, 0.9}}, TrialState::kRunning)}};
+  EXPECT_FALSE(p.ShouldPrune(0, 1, c));  // alone at the rung: the best goes on
+  c[1] = Curve({{1, 0.8}}, TrialState::kRunning);
+  // Two at rung 0: 2 / 3 rounds to 0, at least the best goes on; 0.8 is not the best.
+  ASSERT_TRUE(p.ShouldPrune(1, 1, c));
+  EXPECT_EQ(*p.ShouldPrune(1, 1, c),
+            "pruned at rung 0 (step 1): value 0.8 is not in the best 1 of 2 trials at that rung");
+  c[2] = Curve({{1, 0.9}}, TrialState::kRunning);
+  EXPECT_FALSE(p.ShouldPrune(2, 1, c));  // a tie with the threshold goes on
+  for (int i = 3; i < 5; ++i) c[i] = Curve({{1, 0.85}}, TrialState::kComplete);
+  c[5] = Curve({{1, 0.95}}, TrialState::kComplete);
+  c[6] = Curve({{1, 0.9}}, TrialState::kRunning);
+  // Seven at the rung keep the best 7 / 3 = 2: 0.95 and 0.9 (a tie counts as in).
+  EXPECT_FALSE(p.ShouldPrune(6, 1, c));
+  c[6].values[1] = 0.89;
+  EXPECT_TRUE(p.ShouldPrune(6, 1, c));
+}
+
+TEST(SuccessiveHalving, DecidesEachRungOnceEvenWhenStepsAreSkipped) {
+  SuccessiveHalvingPruner p(Asha(), Direction::kMinimize, 0);
+  Curves c = {{0, Curve({{1, 0.1}, {3, 0.05}})}, {1, Curve({{1, 0.2}, {4, 0.3}}, TrialState::kRunning)}};
+  // Trial 1 passed rung 0 earlier; its report at step 4 is its value for rung 1 (step 3).
+  EXPECT_FALSE(p.ShouldPrune(1, 1, Curves{{0, Curve({{1, 0.1}})}, {1, Curve({{1, 0.1}}, TrialState::kRunning)}}));
+  EXPECT_TRUE(p.ShouldPrune(1, 4, c));
+  c[1].values[4] = 0.01;
+  EXPECT_FALSE(p.ShouldPrune(1, 4, c));
+  EXPECT_FALSE(p.ShouldPrune(1, 2, c));  // between rungs: no decision
+}
+
+TEST(SuccessiveHalving, MaxResourceAndEarlyStoppingRate) {
+  Curves c = {{0, Curve({{3, 0.9}, {9, 0.9}})}, {1, Curve({{3, 0.1}, {9, 0.1}}, TrialState::kRunning)}};
+  // max_resource 9: the rung at step 9 prunes nothing (the trial is done anyway).
+  EXPECT_FALSE(SuccessiveHalvingPruner(Asha(1, 9), Direction::kMaximize, 0).ShouldPrune(1, 9, c));
+  // min_early_stopping_rate 1: the first rung is at step 3.
+  SuccessiveHalvingPruner late(Asha(), Direction::kMaximize, 1);
+  EXPECT_FALSE(late.ShouldPrune(1, 1, Curves{{0, Curve({{1, 0.9}})}, {1, Curve({{1, 0.1}}, TrialState::kRunning)}}));
+  EXPECT_TRUE(late.ShouldPrune(1, 3, c));
+}
+
+TEST(Hyperband, BracketsFollowHyperbandsBudgets) {
+  PrunerOptions o = Asha(1, 27);
+  o.kind = "hyperband";
+  HyperbandPruner p(o, Direction::kMaximize);
+  ASSERT_EQ(p.brackets(), 4);  // floor(log3(27)) + 1
+  // Hyperband starts 27, 12, 6 and 4 configurations in brackets 0..3 (s = 3..0).
+  std::vector<int> count(4, 0);
+  for (int n = 0; n < 49000; ++n) ++count[static_cast<size_t>(p.BracketOf(n))];
+  EXPECT_NEAR(count[0] / 49000.0, 27 / 49.0, 0.01);
+  EXPECT_NEAR(count[3] / 49000.0, 4 / 49.0, 0.01);
+  EXPECT_EQ(p.BracketOf(12345), p.BracketOf(12345));
+}
+
+TEST(Hyperband, TrialsCompeteOnlyWithinTheirBracket) {
+  PrunerOptions o = Asha(1, 27);
+  o.kind = "hyperband";
+  HyperbandPruner p(o, Direction::kMaximize);
+  std::int64_t a = 0, b = 1;
+  while (p.BracketOf(a) != 0) ++a;
+  b = a + 1;
+  while (p.BracketOf(b) == 0) ++b;  // b sits in a later bracket, whose first rung is at step 3 or later
+  std::int64_t a2 = a + 1;
+  while (p.BracketOf(a2) != 0 || a2 == b) ++a2;
+  Curves c = {{b, Curve({{1, 0.99}}, TrialState::kRunning)}, {a, Curve({{1, 0.1}}, TrialState::kRunning)}};
+  EXPECT_FALSE(p.ShouldPrune(a, 1, c)) << "b's higher value is in another bracket";
+  c[a2] = Curve({{1, 0.5}}, TrialState::kRunning);
+  const std::optional<std::string> reason = p.ShouldPrune(a, 1, c);
+  ASSERT_TRUE(reason);
+  EXPECT_EQ(reason->rfind("bracket 0: pruned at rung 0", 0), 0u) << *reason;
+}
+
+}  // namespace
+}  // namespace cleansweep

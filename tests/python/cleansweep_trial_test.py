@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""The Python trial helper against the protocol: parameters in, JSON lines out, prune notice in."""
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import cleansweep_trial as cs  # noqa: E402
+
+
+class TrialHelperTest(unittest.TestCase):
+    def setUp(self):
+        self.report_r, self.report_w = os.pipe()
+        self.control_r, self.control_w = os.pipe()
+        os.set_blocking(self.control_r, False)  # as the worker hands it over
+        self.env = {"CLEANSWEEP_PARAMS": '{"lr": 0.01, "opt": "adam", "n": 3, "flag": true}',
+                    "CLEANSWEEP_TRIAL": "7", "CLEANSWEEP_TRIAL_DIR": "/tmp/t7",
+                    "CLEANSWEEP_REPORT_FD": str(self.report_w), "CLEANSWEEP_CONTROL_FD": str(self.control_r)}
+
+    def tearDown(self):
+        for fd in (self.report_r, self.report_w, self.control_r, self.control_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def lines(self):
+        os.close(self.report_w)
+        with os.fdopen(self.report_r) as f:
+            self.report_r = -1
+            return [json.loads(line) for line in f.read().splitlines()]
+
+    def test_parameters_and_reports(self):
+        trial = cs.Trial(self.env)
+        self.assertTrue(trial.in_sweep)
+        self.assertEqual(trial.params, {"lr": 0.01, "opt": "adam", "n": 3, "flag": True})
+        self.assertEqual((trial.number, trial.dir), (7, "/tmp/t7"))
+        trial.report(1, 0.5)
+        trial.set_attrs(n_params=10, note="x")
+        trial.finish(0.75)
+        self.assertEqual(self.lines(), [{"step": 1, "value": 0.5}, {"attrs": {"n_params": 10, "note": "x"}},
+                                        {"value": 0.75}])
+
+    def test_non_finite_values_are_refused_here(self):
+        trial = cs.Trial(self.env)
+        with self.assertRaises(ValueError):
+            trial.finish(float("nan"))
+
+    def test_should_prune_sees_the_notice_without_blocking(self):
+        trial = cs.Trial(self.env)
+        self.assertFalse(trial.should_prune())  # nothing written: returns at once
+        os.write(self.control_w, b"prune\n")
+        self.assertTrue(trial.should_prune())
+        self.assertTrue(trial.should_prune())  # and stays pruned
+
+    def test_out_of_memory_notice(self):
+        trial = cs.Trial(self.env)
+        trial.report_out_of_memory("gpu", "CUDA out of memory")
+        self.assertEqual(self.lines(), [{"oom": "gpu", "message": "CUDA out of memory"}])
+
+    def test_standalone_without_a_sweep(self):
+        trial = cs.Trial({})
+        self.assertFalse(trial.in_sweep)
+        self.assertEqual(trial.params, {})
+        self.assertFalse(trial.should_prune())
+        trial.finish(1.0)  # printed to stderr, no error
+
+
+if __name__ == "__main__":
+    unittest.main()
