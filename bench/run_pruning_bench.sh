@@ -1,9 +1,11 @@
 #!/bin/bash
 # The quickstart sweep (configs/quickstart.yaml: 12 trials, random sampler, seed 7, 3,000 images)
-# with 9 epochs per trial, run twice in one go: without a pruner and with ASHA. Same trials, same
-# seed; prints wall time and best validation accuracy of each. About 8 minutes on 2 cores.
-#   bench/run_pruning_bench.sh
+# with EPOCHS epochs per trial, run twice in one go: without a pruner and with ASHA (its defaults:
+# rungs at epochs 1, 4, 16, ...). Same trials, same seed; prints wall time and best validation accuracy of
+# each. About 10 minutes on 2 cores with the default 27 epochs.
+#   bench/run_pruning_bench.sh [EPOCHS]
 set -euo pipefail
+epochs=${1:-27}  # per trial; ASHA (default reduction factor 4) has rungs at epochs 1, 4 and 16
 cd "$(dirname "$0")/.."
 scripts/build.sh > /dev/null
 out=$(mktemp -d)
@@ -14,7 +16,7 @@ run() {  # run NAME PRUNER
   local start end
   start=$(date +%s.%N)
   "${mpi[@]}" build/bin/cleansweep run configs/quickstart.yaml --progress lines --set "study.storage=$out/$1.h5" \
-    --set space.epochs=9 --set study.time_budget=1h --set "pruner=$2" > "$out/$1.log"
+    --set "space.epochs=$epochs" --set study.time_budget=1h --set "pruner=$2" > "$out/$1.log"
   end=$(date +%s.%N)
   /usr/bin/python3 - "$out/$1.h5" "$1" "$start" "$end" <<'PY'
 import sys, h5py
@@ -30,4 +32,4 @@ PY
 echo "| pruner | wall time | best validation accuracy | completed | pruned | epochs trained |"
 echo "|---|---|---|---|---|---|"
 run none "{kind: none}"
-run asha "{kind: asha, min_resource: 1, max_resource: 9, reduction_factor: 3}"
+run asha "{kind: asha, min_resource: 1, max_resource: $epochs}"

@@ -211,6 +211,7 @@ Status ParsePruner(const YamlReader& r, const YAML::Node& node, PrunerOptions* o
     *field = *v;
     return Status::Ok();
   };
+  if (out->reduction_factor == 0) out->reduction_factor = out->kind == "hyperband" ? 3 : 4;
   std::int64_t reduction = out->reduction_factor, rate = out->min_early_stopping_rate;
   CS_RETURN_IF_ERROR(integer("n_startup_trials", 0, &out->n_startup_trials));
   CS_RETURN_IF_ERROR(integer("n_warmup_steps", 0, &out->n_warmup_steps));

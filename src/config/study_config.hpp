@@ -53,7 +53,7 @@ struct PrunerOptions {        // pruner: (docs/pruners.md)
   // asha, hyperband
   std::int64_t min_resource = 1;  // step of the first rung
   std::int64_t max_resource = 0;  // last step a trial reports (hyperband: required)
-  int reduction_factor = 3;
+  int reduction_factor = 0;            // 0: Optuna's defaults, 4 for asha and 3 for hyperband
   int min_early_stopping_rate = 0;  // asha: skip this many rungs
 };
 

@@ -50,11 +50,6 @@ void SymmetricEigen(Matrix a, Matrix* v, std::vector<double>* w) {
   for (size_t i = 0; i < n; ++i) (*w)[i] = a[i][i];
 }
 
-double Gaussian(SplitMix64& rng) {
-  const double u1 = std::max(rng.Uniform(), 1e-300), u2 = rng.Uniform();
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-}
-
 bool IsScored(const TrialRecord& r) {
   return (r.state == TrialState::kComplete || r.state == TrialState::kPruned) && r.value.has_value();
 }
@@ -106,7 +101,7 @@ std::vector<double> CmaesSampler::Draw() {
   std::vector<double> x(n_);
   for (int tries = 0; tries < 100; ++tries) {  // resample until inside the box
     std::vector<double> z(n_);
-    for (double& zi : z) zi = Gaussian(rng_);
+    for (double& zi : z) zi = rng_.Normal();
     bool inside = true;
     for (size_t i = 0; i < n_; ++i) {
       double y = 0;

@@ -29,11 +29,6 @@ double LogNormalMass(double a, double b) {
   return std::log(std::max(NormalCdf(b) - NormalCdf(a), kTiny));
 }
 
-double StandardNormal(SplitMix64& rng) {  // Box-Muller
-  const double u1 = std::max(rng.Uniform(), 1e-300), u2 = rng.Uniform();
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-}
-
 double LogSumExp(const std::vector<double>& v) {
   const double m = *std::max_element(v.begin(), v.end());
   if (!std::isfinite(m)) return m;
@@ -171,7 +166,7 @@ std::vector<double> ParzenEstimator::Sample(SplitMix64& rng) const {
     const NumericDomain& dom = dim.domain;
     double v = std::numeric_limits<double>::quiet_NaN();
     for (int tries = 0; tries < 64; ++tries) {  // rejection: mu is inside, so acceptance >= ~1/3
-      const double t = mu_[d][c] + sigma_[d][c] * StandardNormal(rng);
+      const double t = mu_[d][c] + sigma_[d][c] * rng.Normal();
       if (t >= dom.low && t <= dom.high) {
         v = t;
         break;

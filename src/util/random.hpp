@@ -2,6 +2,8 @@
 // would differ between standard libraries; these functions give the same numbers everywhere.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace cleansweep {
@@ -19,6 +21,12 @@ class SplitMix64 {
 
   // Uniform in [0, 1) with 53 random bits.
   double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+
+  // Standard normal (Box-Muller; one of the pair is dropped to keep the stream stateless).
+  double Normal() {
+    const double u1 = std::max(Uniform(), 1e-300), u2 = Uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
 
   // Uniform in [0, n) for n > 0 (Lemire's multiply-shift; bias below 2^-64 * n).
   std::uint64_t Below(std::uint64_t n) {

@@ -233,6 +233,27 @@ TEST(StudyConfig, SamplerOptionsBelongToTheirKind) {
       std::string::npos);
 }
 
+TEST(StudyConfig, PrunerOptionsAndOptunasDefaults) {
+  Result<StudyConfig> asha = LoadConfigText(std::string(kGood) + "pruner: {kind: asha, min_resource: 2}\n", "cfg.yaml");
+  ASSERT_TRUE(asha.ok()) << asha.status().message();
+  EXPECT_EQ(asha->pruner.reduction_factor, 4);
+  EXPECT_EQ(asha->pruner.min_resource, 2);
+  Result<StudyConfig> hb =
+      LoadConfigText(std::string(kGood) + "pruner: {kind: hyperband, max_resource: 27}\ntrial2: 1\n", "cfg.yaml");
+  EXPECT_FALSE(hb.ok());
+  hb = LoadConfigText(std::string(kGood) + "pruner: {kind: hyperband, max_resource: 27}\n", "cfg.yaml");
+  ASSERT_TRUE(hb.ok()) << hb.status().message();
+  EXPECT_EQ(hb->pruner.reduction_factor, 3);
+  EXPECT_NE(ErrorOf(std::string(kGood) + "pruner: {kind: hyperband}\n").find("hyperband needs max_resource"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kGood) + "pruner: {kind: median, reduction_factor: 3}\n")
+                .find("pruner.reduction_factor: does not apply to the median pruner"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kGood) + "pruner: {kind: asha, reduction_factor: 1}\n").find("must be at least 2"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kGood) + "pruner: {kind: early}\n").find("unknown pruner 'early'"), std::string::npos);
+}
+
 TEST(StudyConfig, MissingFileIsBadInput) {
   Result<StudyConfig> config = LoadConfigFile("/nonexistent/cfg.yaml", {});
   ASSERT_FALSE(config.ok());

@@ -12,6 +12,12 @@ mpi=(mpirun --oversubscribe)
 export OMPI_MCA_btl_vader_single_copy_mechanism=none  # containers often forbid the CMA ptrace path
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_exit() {  # expect_exit STATUS COMMAND...: runs it with stdout in out.txt, stderr in err.txt
+  local want=$1 code=0
+  shift
+  "$@" > out.txt 2> err.txt || code=$?
+  [ "$code" = "$want" ] || fail "exit status $code, expected $want: $(cat err.txt)"
+}
 
 toy_config() {  # toy_config NAME N_TRIALS SAMPLER MODES [EXTRA_SPACE]
   cat > "$1.yaml" <<YAML
@@ -50,11 +56,7 @@ PY
   x2: {type: float, low: 0.1, high: 0.5, grid_points: 3}"
     sed -i 's/n: {type: int, low: 1, high: 8}/n: {type: int, low: 1, high: 3}/' np4.yaml
     # x has no grid values: the grid sampler must refuse before anything starts
-    set +e
-    "${mpi[@]}" -np 4 "$bin/cleansweep" run np4.yaml > out.txt 2> err.txt
-    code=$?
-    set -e
-    [ $code = 2 ] || fail "exit status $code, expected 2"
+    expect_exit 2 "${mpi[@]}" -np 4 "$bin/cleansweep" run np4.yaml
     grep -q "np4.yaml:5: space.x: the grid sampler needs" err.txt || fail "message: $(cat err.txt)"
     # 3 n x (a + b with 2 s) x 3 x2 = 27 points
     sed -i 's/x: {type: float, low: 0.0, high: 1.0}/x: {type: float, low: 0.0, high: 1.0, grid: [0.3]}/' np4.yaml
@@ -182,11 +184,7 @@ PY
     ;;
   one_rank)  # a single rank explains how to start it
     toy_config one 2 "{kind: random}" "ok"
-    set +e
-    "${mpi[@]}" -np 1 "$bin/cleansweep" run one.yaml > out.txt 2> err.txt
-    code=$?
-    set -e
-    [ $code = 2 ] || fail "exit status $code, expected 2"
+    expect_exit 2 "${mpi[@]}" -np 1 "$bin/cleansweep" run one.yaml
     grep -q "needs at least 2 MPI ranks" err.txt || fail "message: $(cat err.txt)"
     grep -q "mpirun -np 3 cleansweep run one.yaml" err.txt || fail "no example command"
     [ ! -e one.h5 ] || fail "a study file was created"
@@ -194,11 +192,7 @@ PY
   bad_config)  # invalid input: exit 2, a file:line message, no study file, every rank gone
     toy_config bad 2 "{kind: random}" "ok"
     sed -i 's/low: 0.0, high: 1.0}/low: 1.0, high: 0.0}/' bad.yaml
-    set +e
-    timeout 60 "${mpi[@]}" -np 3 "$bin/cleansweep" run bad.yaml > out.txt 2> err.txt
-    code=$?
-    set -e
-    [ $code = 2 ] || fail "exit status $code, expected 2: $(cat err.txt)"
+    expect_exit 2 timeout 60 "${mpi[@]}" -np 3 "$bin/cleansweep" run bad.yaml
     grep -q "bad.yaml:5:25: space.x.low: low must be below high" err.txt || fail "message: $(cat err.txt)"
     [ ! -e bad.h5 ] || fail "a study file was created"
     ;;
@@ -206,11 +200,7 @@ PY
     toy_config again 2 "{kind: random}" "ok"
     "${mpi[@]}" -np 3 "$bin/cleansweep" run again.yaml > out.txt || fail "first run exited $?"
     before=$(md5sum again.h5)
-    set +e
-    "${mpi[@]}" -np 3 "$bin/cleansweep" run again.yaml > out2.txt 2> err.txt
-    code=$?
-    set -e
-    [ $code = 2 ] || fail "exit status $code, expected 2"
+    expect_exit 2 "${mpi[@]}" -np 3 "$bin/cleansweep" run again.yaml
     grep -q "already exists" err.txt || fail "message: $(cat err.txt)"
     [ "$(md5sum again.h5)" = "$before" ] || fail "the existing study file changed"
     ;;

@@ -7,17 +7,15 @@
 
 #include <gtest/gtest.h>
 
+#include "support/sampler_fixtures.hpp"
+
 #include "samplers/random_sampler.hpp"
 
 namespace cleansweep {
 namespace {
 
 StudyConfig Config(const std::string& space, const std::string& sampler, const std::string& direction = "minimize") {
-  Result<StudyConfig> config = LoadConfigText("study: {name: t, direction: " + direction + "}\nsampler: " + sampler +
-                                                  "\ntrial: {command: [p]}\nspace:\n" + space,
-                                              "t.yaml");
-  EXPECT_TRUE(config.ok()) << config.status().message();
-  return *config;
+  return testing::SamplerConfig(space, sampler, direction);
 }
 
 TrialRecord Finished(std::int64_t number, ParamSet params, std::optional<double> value,
@@ -42,16 +40,7 @@ TrialHistory RunTrials(Sampler& sampler, int n,
   return history;
 }
 
-const char* kSpace = R"(  lr: {type: float, low: 1.0e-5, high: 1.0, log: true}
-  x: {type: float, low: -2.0, high: 3.0}
-  q: {type: float, low: 0.0, high: 1.0, step: 0.1}
-  n: {type: int, low: 1, high: 6}
-  c: {type: int, low: 8, high: 64, step: 8}
-  b: {type: int, low: 1, high: 1024, log: true}
-  opt: {type: categorical, choices: [sgd, adam, adamw]}
-  m: {type: float, low: 0.0, high: 0.99, when: {opt: sgd}}
-  fixed: 42
-)";
+const char* kSpace = testing::kEveryKindSpace;
 
 double Quadratic(const ParamSet& p) {
   double v = std::pow(std::log10(std::get<double>(p.at("lr"))) + 3, 2) + std::pow(std::get<double>(p.at("x")) - 1, 2) +
