@@ -51,9 +51,9 @@ struct PrunerOptions {        // pruner: (docs/pruners.md)
   std::int64_t interval_steps = 1;    // decide every this many steps
   std::int64_t n_min_trials = 1;      // values needed at a step to compare against
   // asha, hyperband
-  std::int64_t min_resource = 1;  // step of the first rung
-  std::int64_t max_resource = 0;  // last step a trial reports (hyperband: required)
-  int reduction_factor = 0;            // 0: Optuna's defaults, 4 for asha and 3 for hyperband
+  std::int64_t min_resource = 1;    // step of the first rung
+  std::int64_t max_resource = 0;    // last step a trial reports (hyperband: required)
+  int reduction_factor = 0;         // 0: Optuna's defaults, 4 for asha and 3 for hyperband
   int min_early_stopping_rate = 0;  // asha: skip this many rungs
 };
 
