@@ -147,7 +147,7 @@ Status Coordinator::RecordReport(int source, const IntermediateValue& v) {
   if (!pruner_ || prune_sent_.count(v.trial) || curve.state != TrialState::kRunning) return Status::Ok();
   std::optional<std::string> reason = pruner_->ShouldPrune(v.trial, v.step, curves_);
   if (!reason) return Status::Ok();
-  prune_sent_[v.trial] = true;
+  prune_sent_.insert(v.trial);
   return transport_->Send(source, PruneMsg{v.trial, *reason});
 }
 

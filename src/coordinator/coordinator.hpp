@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "coordinator/progress.hpp"
@@ -79,7 +80,7 @@ class Coordinator {
   std::map<std::int64_t, Dispatched> dispatched_;  // running trials: how their parameters were chosen
   std::unique_ptr<Pruner> pruner_;                 // null without `pruner:`
   Curves curves_;                                  // every trial's intermediate values
-  std::map<std::int64_t, bool> prune_sent_;
+  std::set<std::int64_t> prune_sent_;              // running trials already told to stop
   size_t next_enqueued_ = 0;
   std::int64_t next_number_ = 0;
   std::int64_t target_ = 0;  // n_trials, or fewer when the sampler's capacity is smaller

@@ -50,10 +50,6 @@ void SymmetricEigen(Matrix a, Matrix* v, std::vector<double>* w) {
   for (size_t i = 0; i < n; ++i) (*w)[i] = a[i][i];
 }
 
-bool IsScored(const TrialRecord& r) {
-  return (r.state == TrialState::kComplete || r.state == TrialState::kPruned) && r.value.has_value();
-}
-
 }  // namespace
 
 CmaesSampler::CmaesSampler(SearchSpace space, SamplerOptions options, Direction direction)
@@ -125,7 +121,7 @@ void CmaesSampler::Absorb(const TrialHistory& history) {
     asked_.erase(it);
     if (candidate.generation != generation_ || r.state == TrialState::kInterrupted) continue;
     // A failure ranks after every scored trial of its generation.
-    const double loss = IsScored(r) ? sign * *r.value : std::numeric_limits<double>::infinity();
+    const double loss = HasScore(r) ? sign * *r.value : std::numeric_limits<double>::infinity();
     scored_.emplace_back(loss, candidate.x);
     if (static_cast<int>(scored_.size()) >= lambda_) Update();
   }
@@ -182,7 +178,7 @@ void CmaesSampler::Update() {
 std::optional<ParamSet> CmaesSampler::Ask(std::int64_t number, const TrialHistory& history) {
   SplitMix64 fill = StreamFor(options_.seed ^ 0x5bd1e995u, static_cast<std::uint64_t>(number));
   ParamSet params = RandomSampler::Draw(space_, fill);  // categorical and conditional parameters
-  const auto scored = std::count_if(history.finished.begin(), history.finished.end(), IsScored);
+  const auto scored = std::count_if(history.finished.begin(), history.finished.end(), HasScore);
   if (n_ == 0 || scored < options_.n_startup_trials) return params;
   Absorb(history);
   std::vector<double> x = Draw();

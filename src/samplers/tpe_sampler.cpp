@@ -16,10 +16,6 @@ bool IsInfeasible(TrialState s) {
          s == TrialState::kTimeout;
 }
 
-bool HasValue(const TrialRecord& r) {
-  return (r.state == TrialState::kComplete || r.state == TrialState::kPruned) && r.value.has_value();
-}
-
 struct Observed {
   std::int64_t number;
   const ParamSet* params;
@@ -74,7 +70,7 @@ TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistor
   const double sign = direction_ == Direction::kMaximize ? -1.0 : 1.0;
   std::vector<double> losses;
   for (const TrialRecord& r : history.finished) {
-    if (HasValue(r)) losses.push_back(sign * *r.value);
+    if (HasScore(r)) losses.push_back(sign * *r.value);
   }
   const auto n_below =
       std::min<size_t>(static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(losses.size()))),
@@ -91,7 +87,7 @@ TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistor
   Split split;
   for (const TrialRecord& r : history.finished) {
     const Observed o{r.number, &r.params};
-    if (HasValue(r)) {
+    if (HasScore(r)) {
       const double loss = sign * *r.value;
       const bool good = n_below > 0 && (loss < cut || (loss == cut && ties_admitted > 0));
       if (good && loss == cut) --ties_admitted;
@@ -187,7 +183,7 @@ void TpeSampler::SampleGroup(const std::vector<const ParamSpec*>& group, const S
 
 std::optional<ParamSet> TpeSampler::Ask(std::int64_t number, const TrialHistory& history) {
   SplitMix64 rng = StreamFor(options_.seed, static_cast<std::uint64_t>(number));
-  const auto scored = std::count_if(history.finished.begin(), history.finished.end(), HasValue);
+  const auto scored = std::count_if(history.finished.begin(), history.finished.end(), HasScore);
   if (scored < options_.n_startup_trials) return RandomSampler::Draw(space_, rng);
   const Split split = SplitTrials(number, history);
   ParamSet out;

@@ -71,6 +71,12 @@ struct IntermediateValue {
   }
 };
 
+// Whether a finished trial has a value model-based samplers can rank: completed, or pruned with
+// its last reported value.
+inline bool HasScore(const TrialRecord& r) {
+  return (r.state == TrialState::kComplete || r.state == TrialState::kPruned) && r.value.has_value();
+}
+
 // What a sampler may look at: every finished trial, and the parameters of those still running.
 struct TrialHistory {
   std::vector<TrialRecord> finished;         // in order of completion
