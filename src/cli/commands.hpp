@@ -1,5 +1,6 @@
 // One function per subcommand; each returns the process exit status (docs/architecture.md lists
-// them: 0 done, 1 runtime failure, 2 bad input). main.cpp only parses and dispatches.
+// them: 0 done, 1 runtime failure, 2 bad input, 3 stopped early by a signal, resumable). main.cpp
+// only parses and dispatches.
 #pragma once
 
 #include <string>
@@ -12,9 +13,13 @@ namespace cleansweep {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInterrupted = 3;  // stopped by SIGTERM/SIGINT/SIGUSR1; `cleansweep resume` continues
 
 struct RunArgs {
-  std::string config;
+  std::string config;  // a YAML config, or for `resume` the study file
+  bool resume = false;  // run --resume: continue the study file if it exists
+  bool from_study = false;  // resume STUDY
+  bool force = false;   // continue although the search space changed
   std::vector<std::string> sets;
   std::string progress = "auto";  // live | lines | auto (live when watched on a terminal)
 };

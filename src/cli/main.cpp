@@ -20,6 +20,22 @@ int main(int argc, char** argv) {
                    "live: redraw one status line; lines: one line per finished trial; auto: live on a terminal")
       ->check(CLI::IsMember({"auto", "live", "lines"}));
 
+  run_cmd->add_flag("--resume", run.resume,
+                    "Continue the study file if it exists (finished trials kept, interrupted ones run again)");
+  run_cmd->add_flag("--force", run.force, "With --resume: continue although the search space or objective changed");
+
+  RunArgs resume;
+  resume.from_study = true;
+  CLI::App* resume_cmd = app.add_subcommand(
+      "resume", "Continue a stopped or killed study from its file, with the config stored in it (start with mpirun/srun)");
+  resume_cmd->add_option("study", resume.config, "HDF5 study file")->required();
+  resume_cmd->add_option("--set", resume.sets, "Override a stored config value, e.g. --set study.n_trials=200");
+  resume_cmd->add_flag("--force", resume.force, "Continue although --set changed the search space or objective");
+  resume_cmd
+      ->add_option("--progress", resume.progress,
+                   "live: redraw one status line; lines: one line per finished trial; auto: live on a terminal")
+      ->check(CLI::IsMember({"auto", "live", "lines"}));
+
   ValidateArgs validate;
   CLI::App* validate_cmd = app.add_subcommand("validate", "Check a config and print the resolved search space");
   validate_cmd->add_option("config", validate.config, "YAML config file")->required();
@@ -43,6 +59,7 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   }
   if (run_cmd->parsed()) return RunCommand(run, &argc, &argv);
+  if (resume_cmd->parsed()) return RunCommand(resume, &argc, &argv);
   if (validate_cmd->parsed()) return ValidateCommand(validate);
   if (show_cmd->parsed()) return ShowCommand(show);
   return ExportCommand(exp);

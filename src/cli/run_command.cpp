@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -37,16 +38,35 @@ bool WatchedOnTerminal() {
   return !ec && (target.rfind("/dev/pts/", 0) == 0 || target.rfind("/dev/tty", 0) == 0);
 }
 
-// A worker killed by mpirun/srun (SIGTERM, SIGINT, SIGHUP) takes its running trial down with it.
-void InstallTrialReaper() {
+// Stop requests from signals, for every rank: SIGTERM, SIGINT, SIGHUP and SIGUSR1 (what Slurm
+// sends before a time limit) ask for a graceful stop; a second SIGTERM, SIGINT or SIGHUP for an
+// immediate one. mpirun and srun forward them to every rank.
+volatile std::sig_atomic_t g_stop_level = 0;
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void InstallStopHandlers() {
   struct sigaction action {};
   action.sa_handler = [](int sig) {
-    SpawnLauncher::KillRunningTrials();
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
+    if (g_stop_level == 0) {
+      g_stop_level = 1;
+      g_stop_signal = sig;
+    } else if (sig != SIGUSR1) {
+      g_stop_level = 2;
+    }
   };
   sigemptyset(&action.sa_mask);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &action, nullptr);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) ::sigaction(sig, &action, nullptr);
+}
+
+StopRequest PollStopRequest() {
+  StopRequest request;
+  request.level = g_stop_level;
+  if (request.level > 0) {
+    const int sig = g_stop_signal;
+    request.reason = std::string(sig == SIGUSR1 ? "SIGUSR1" : sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM") +
+                     " received";
+  }
+  return request;
 }
 
 // This worker's index among the workers on its node, and how many there are.
@@ -68,7 +88,8 @@ std::string TrialsRoot(const std::string& storage) {
 }
 
 int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
-  Result<PreparedStudy> prepared = PrepareStudy(args.config, args.sets);
+  const StudyMode mode = args.from_study ? StudyMode::kResume : args.resume ? StudyMode::kNewOrResume : StudyMode::kNew;
+  Result<PreparedStudy> prepared = PrepareStudy(args.config, args.sets, mode, args.force);
   if (!prepared.ok()) {
     for (int rank = 1; rank < transport->size(); ++rank) transport->Send(rank, StopMsg{"invalid config"});
     return ReportError(prepared.status());
@@ -78,12 +99,16 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
   const bool live = args.progress == "live" || (args.progress == "auto" && WatchedOnTerminal());
   Progress progress(stdout, live, config);
   progress.Message("study " + config.study.name + ": " + std::to_string(config.study.n_trials) + " trials on " +
-                   std::to_string(transport->size() - 1) + " workers, " + config.sampler.kind + " sampler, writing " +
-                   config.study.storage);
+                   std::to_string(transport->size() - 1) + " workers, " + config.sampler.kind + " sampler, " +
+                   (prepared->prior ? "continuing " : "writing ") + config.study.storage);
   Coordinator coordinator(config, transport, prepared->sampler.get(), &clock, &progress);
+  if (prepared->prior) coordinator.Resume(std::move(prepared->prior->trials), prepared->prior->intermediate);
+  coordinator.SetStopPoll(PollStopRequest);
+  const bool resuming = prepared->prior.has_value();
   Result<RunSummary> summary = coordinator.Run(
       [&]() -> Result<std::unique_ptr<StudyStore>> {
-        Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(config.study.storage, config);
+        Result<std::unique_ptr<StudyFile>> file = resuming ? StudyFile::Reopen(config.study.storage, config)
+                                                           : StudyFile::Create(config.study.storage, config);
         if (!file.ok()) return file.status();
         return std::unique_ptr<StudyStore>(std::move(*file));
       },
@@ -96,14 +121,26 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
     std::printf("no trial completed; see the reasons with: cleansweep show %s\n", config.study.storage.c_str());
   }
   std::printf("study file: %s\n", config.study.storage.c_str());
+  if (summary->interrupted) {
+    std::printf("stopped before the end (%lld of %lld trials); continue with: cleansweep resume %s\n",
+                static_cast<long long>(summary->finished), static_cast<long long>(config.study.n_trials),
+                config.study.storage.c_str());
+    std::fflush(stdout);
+    return kExitInterrupted;
+  }
   return kExitOk;
 }
 
 int RunWorker(MpiTransport* transport, const WorkerIdentity& identity) {
-  InstallTrialReaper();
   ::signal(SIGPIPE, SIG_IGN);  // a trial that closed its control pipe must not kill its worker
+  // No trial outlives its worker: orphaned descendants come back to us and are killed when their
+  // trial ends, and the guard kills running trials' groups if we are killed.
+  Status guarded = SpawnLauncher::AdoptOrphans();
+  if (guarded.ok()) guarded = SpawnLauncher::StartGuard();
+  if (!guarded.ok()) return ReportError(guarded.WithContext("worker rank " + std::to_string(transport->rank())));
   SpawnLauncher launcher;
   Worker worker(transport, &launcher, identity);
+  worker.SetSignalPoll([] { return static_cast<int>(g_stop_level); });
   const Status status = worker.Run();
   if (!status.ok()) {
     return ReportError(status.WithContext("worker rank " + std::to_string(transport->rank()) + " on " + identity.host));
@@ -114,6 +151,7 @@ int RunWorker(MpiTransport* transport, const WorkerIdentity& identity) {
 }  // namespace
 
 int RunCommand(const RunArgs& args, int* argc, char*** argv) {
+  InstallStopHandlers();  // before MPI starts threads, so they inherit nothing else
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     return ReportError(Status::RuntimeError("MPI_Init failed; start cleansweep run with mpirun or srun"));

@@ -1,22 +1,40 @@
-// The checks `validate` and `run` share: a config that passes them starts a sweep.
+// The checks `validate`, `run` and `resume` share: a config that passes them starts (or continues)
+// a sweep.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "config/study_config.hpp"
 #include "samplers/sampler.hpp"
+#include "study/study_file.hpp"
 
 namespace cleansweep {
 
 struct PreparedStudy {
   StudyConfig config;
   std::unique_ptr<Sampler> sampler;
-  std::string program;  // trial.command[0], resolved on this node
+  std::string program;             // trial.command[0], resolved on this node
+  std::optional<StudyData> prior;  // set when continuing an existing study file
 };
 
-// Loads the config, builds its sampler, finds the trial program and refuses an existing study file.
-// Every failure is InvalidInput.
-Result<PreparedStudy> PrepareStudy(const std::string& config_path, const std::vector<std::string>& sets);
+enum class StudyMode {
+  kNew,           // refuse an existing study file
+  kNewOrResume,   // `run --resume`: continue the file if it exists, else start it
+  kResume,        // `resume STUDY`: the file must exist; its stored config is the base
+};
+
+// Loads the config (for kResume: the one stored in `path`, a study file), applies `sets`, builds
+// its sampler, finds the trial program and checks the study file against the mode: a study that
+// is continued must hold the same objective and search space unless `force` (and even then the
+// same parameter names and column types), and must not be in use. Every failure is InvalidInput.
+Result<PreparedStudy> PrepareStudy(const std::string& path, const std::vector<std::string>& sets, StudyMode mode,
+                                   bool force);
+
+// The differences in objective and search space between a stored study and a new config, one
+// line each ("param lr: was float [1e-05, 0.1] log, now float [1e-05, 1] log"); empty if none.
+// `breaking` is set when a difference changes the study file's columns, which no force allows.
+std::vector<std::string> StudyDifferences(const StudyConfig& stored, const StudyConfig& now, bool* breaking);
 
 }  // namespace cleansweep

@@ -11,7 +11,7 @@ int ReportError(const Status& status) {
 }
 
 int ValidateCommand(const ValidateArgs& args) {
-  Result<PreparedStudy> prepared = PrepareStudy(args.config, args.sets);
+  Result<PreparedStudy> prepared = PrepareStudy(args.config, args.sets, StudyMode::kNew, false);
   if (!prepared.ok()) return ReportError(prepared.status());
   const StudyConfig& c = prepared->config;
   std::printf("%s: valid\n", args.config.c_str());

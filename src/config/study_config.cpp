@@ -1,5 +1,6 @@
 #include "config/study_config.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -9,6 +10,7 @@
 
 #include "config/space_parser.hpp"
 #include "config/yaml_reader.hpp"
+#include "util/byte_size.hpp"
 
 namespace cleansweep {
 namespace {
@@ -248,7 +250,8 @@ Status CheckPlaceholders(const YamlReader& r, const YAML::Node& node, const std:
 Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace& space, TrialOptions* out) {
   if (!node) return r.Error(node, "trial", "missing: a config needs `trial: {command: [...]}`");
   CS_RETURN_IF_ERROR(r.CheckKeys(
-      node, "trial", {"command", "timeout", "kill_grace", "prune_grace", "log_limit_mb", "tail_lines", "env"}));
+      node, "trial", {"command", "timeout", "kill_grace", "prune_grace", "stop_grace", "log_limit_mb", "tail_lines", "env",
+                              "retries", "retry_on", "memory_limit"}));
   const YAML::Node command = node["command"];
   if (!command) return r.Error(node, "trial.command", "missing: the program to run, e.g. [python3, train.py]");
   if (command.IsScalar()) {
@@ -280,6 +283,48 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
     Result<Millis> t = r.Duration(node["prune_grace"], "trial.prune_grace");
     if (!t.ok()) return t.status();
     out->prune_grace = *t;
+  }
+  if (node["stop_grace"]) {
+    Result<Millis> t = r.Duration(node["stop_grace"], "trial.stop_grace");
+    if (!t.ok()) return t.status();
+    out->stop_grace = *t;
+  }
+  if (node["retries"]) {
+    Result<std::int64_t> n = r.Integer(node["retries"], "trial.retries");
+    if (!n.ok()) return n.status();
+    if (*n < 0 || *n > 100) return r.Error(node["retries"], "trial.retries", "must be between 0 and 100");
+    out->retries = static_cast<int>(*n);
+  }
+  if (node["retry_on"]) {
+    const YAML::Node list = node["retry_on"];
+    if (!list.IsSequence()) {
+      return r.Error(list, "trial.retry_on", "expected a list of states, e.g. [crash, timeout, oom_gpu]");
+    }
+    out->retry_on.clear();
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string key = "trial.retry_on[" + std::to_string(i) + "]";
+      Result<std::string> name = r.String(list[i], key);
+      if (!name.ok()) return name.status();
+      std::string upper = *name;
+      for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      TrialState state;
+      if (!ParseTrialState(upper, &state) || state == TrialState::kRunning || state == TrialState::kComplete ||
+          state == TrialState::kPruned || state == TrialState::kInterrupted) {
+        return r.Error(list[i], key,
+                       "unknown failure '" + *name + "' (retryable: fail, crash, oom_gpu, oom_host, timeout)");
+      }
+      out->retry_on.insert(state);
+    }
+  }
+  if (node["memory_limit"]) {
+    Result<std::string> text = r.String(node["memory_limit"], "trial.memory_limit");
+    if (!text.ok()) return text.status();
+    Result<std::int64_t> bytes = ParseByteSize(*text);
+    if (!bytes.ok()) return r.Error(node["memory_limit"], "trial.memory_limit", bytes.status().message());
+    if (*bytes < (16 << 20)) {
+      return r.Error(node["memory_limit"], "trial.memory_limit", "must be at least 16M (no program starts in less)");
+    }
+    out->memory_limit_bytes = *bytes;
   }
   if (node["log_limit_mb"]) {
     Result<std::int64_t> mb = r.Integer(node["log_limit_mb"], "trial.log_limit_mb");

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "space/search_space.hpp"
+#include "study/trial_record.hpp"
 #include "util/duration.hpp"
 
 namespace cleansweep {
@@ -65,6 +67,10 @@ struct TrialOptions {                       // trial:
   std::int64_t log_limit_bytes = 16 << 20;  // per-trial log cap (head kept, tail kept)
   int tail_lines = 20;                      // last output lines stored in the study file
   std::map<std::string, std::string> env;   // extra environment for every trial
+  int retries = 0;                          // re-runs of a trial that ends in a retry_on state
+  std::set<TrialState> retry_on = {TrialState::kCrash, TrialState::kTimeout};
+  std::int64_t memory_limit_bytes = 0;      // per-trial memory cap; 0: none
+  Millis stop_grace = Millis(10'000);       // at a graceful stop, running trials may finish within this
 };
 
 struct WorkerOptions {  // workers:

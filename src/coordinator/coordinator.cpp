@@ -72,28 +72,58 @@ bool Coordinator::BudgetReached() const {
          clock_->Now() - started_ >= static_cast<double>(config_.study.time_budget->count()) / 1e3;
 }
 
-bool Coordinator::MoreToLaunch() const { return !stopping_ && !sampler_exhausted_ && next_number_ < target_; }
+bool Coordinator::MoreFresh() const {
+  const auto open = static_cast<std::int64_t>(history_.running.size() + reruns_.size());
+  return !stopping_ && !sampler_exhausted_ && summary_.finished + open < target_;
+}
+
+bool Coordinator::MoreToLaunch() const { return !stopping_ && (!reruns_.empty() || MoreFresh()); }
+
+bool Coordinator::Retryable(const TrialRecord& record, int failures) const {
+  return config_.trial.retry_on.count(record.state) > 0 && failures <= config_.trial.retries;
+}
 
 Status Coordinator::Dispatch() {
   for (size_t rank = 1; rank < workers_.size() && MoreToLaunch(); ++rank) {
     WorkerSlot& slot = workers_[rank];
     if (!slot.present || slot.trial >= 0) continue;
+    TrialRecord running;
+    running.number = next_number_;
     const double asked = clock_->Now();
-    const bool enqueued = next_enqueued_ < config_.enqueue.size();
-    std::optional<ParamSet> params =
-        enqueued ? CompleteEnqueued(*sampler_, config_, config_.enqueue[next_enqueued_++], next_number_, history_)
-                 : sampler_->Ask(next_number_, history_);
-    if (!params) {
-      sampler_exhausted_ = true;
-      target_ = next_number_;
-      break;
+    if (!reruns_.empty()) {
+      Rerun rerun = std::move(reruns_.front());
+      reruns_.pop_front();
+      running.params = std::move(rerun.params);
+      running.attempt = rerun.attempt;
+      running.retry_of = rerun.of;
+      running.enqueued = rerun.enqueued;
+      failures_[running.number] = rerun.failures;
+    } else {
+      const bool enqueued = next_enqueued_ < config_.enqueue.size();
+      std::optional<ParamSet> params =
+          enqueued ? CompleteEnqueued(*sampler_, config_, config_.enqueue[next_enqueued_], fresh_, history_)
+                   : sampler_->Ask(fresh_, history_);
+      if (!params) {
+        sampler_exhausted_ = true;
+        break;
+      }
+      next_enqueued_ += enqueued ? 1 : 0;
+      ++fresh_;
+      running.params = std::move(*params);
+      running.enqueued = enqueued;
+      running.sampler_ms = (clock_->Now() - asked) * 1e3;
     }
-    dispatched_[next_number_] = {enqueued, (clock_->Now() - asked) * 1e3};
-    curves_[next_number_];  // running, no values yet
-    AssignMsg assign{next_number_, *params, 1};
-    CS_RETURN_IF_ERROR(transport_->Send(static_cast<int>(rank), assign));
-    history_.running[next_number_] = std::move(*params);
+    running.start_time = clock_->Now();
+    running.worker = static_cast<int>(rank);
+    running.host = slot.host;
+    running.gpu = slot.gpu;
+    CS_RETURN_IF_ERROR(store_->PutTrial(running));  // RUNNING in the file before it starts
+    curves_[running.number];                         // running, no values yet
+    CS_RETURN_IF_ERROR(transport_->Send(static_cast<int>(rank), AssignMsg{running.number, running.params,
+                                                                           running.attempt}));
+    history_.running[running.number] = running.params;
     slot.trial = next_number_++;
+    running_[running.number] = std::move(running);
   }
   return Status::Ok();
 }
@@ -101,7 +131,7 @@ Status Coordinator::Dispatch() {
 ProgressState Coordinator::State() const {
   ProgressState s;
   s.done = summary_.finished;
-  s.total = target_;
+  s.total = std::max(target_, summary_.finished);
   s.running = static_cast<std::int64_t>(history_.running.size());
   s.failed = summary_.finished - summary_.complete;
   if (summary_.best) {
@@ -114,20 +144,31 @@ ProgressState Coordinator::State() const {
 
 Status Coordinator::RecordResult(int source, TrialRecord record) {
   WorkerSlot& slot = workers_[static_cast<size_t>(source)];
-  if (slot.trial != record.number) {
+  const auto it = running_.find(record.number);
+  if (slot.trial != record.number || it == running_.end()) {
     return Status::RuntimeError("worker rank " + std::to_string(source) + " reported trial " +
                                 std::to_string(record.number) + " but was running " + std::to_string(slot.trial));
   }
   slot.trial = -1;
   history_.running.erase(record.number);
-  const auto how = dispatched_.find(record.number);
-  record.enqueued = how->second.enqueued;
-  record.sampler_ms = how->second.sampler_ms;
-  dispatched_.erase(how);
-  CS_RETURN_IF_ERROR(store_->AppendTrial(record));  // durable before anything else happens
+  record.enqueued = it->second.enqueued;
+  record.sampler_ms = it->second.sampler_ms;
+  record.retry_of = it->second.retry_of;
+  record.attempt = it->second.attempt;
+  running_.erase(it);
+  CS_RETURN_IF_ERROR(store_->PutTrial(record));  // durable before anything else happens
   curves_[record.number].state = record.state;
   prune_sent_.erase(record.number);
-  ++summary_.finished;
+  int failures = failures_[record.number];
+  failures_.erase(record.number);
+  if (config_.trial.retry_on.count(record.state)) ++failures;
+  const bool interrupted = record.state == TrialState::kInterrupted;
+  const bool retry = !interrupted && Retryable(record, failures);
+  if (interrupted || retry) {
+    reruns_.push_back({record.number, record.params, record.attempt + 1, failures, record.enqueued});
+  } else {
+    ++summary_.finished;
+  }
   if (record.state == TrialState::kComplete && record.value) {
     ++summary_.complete;
     if (!summary_.best || Better(*record.value, *summary_.best->value, config_.study.direction)) {
@@ -135,7 +176,13 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
     }
   }
   progress_->TrialFinished(record, State());
-  record.output_tail.clear();  // the sampler's history needs no logs
+  if (retry) {
+    progress_->Message("trial " + std::to_string(record.number) + " ended " + TrialStateName(record.state) +
+                       ": it will run again (retry " + std::to_string(failures) + " of " +
+                       std::to_string(config_.trial.retries) + ")");
+  }
+  if (interrupted) return Status::Ok();  // not evidence: it will run again
+  record.output_tail.clear();            // the sampler's history needs no logs
   history_.finished.push_back(std::move(record));
   return Status::Ok();
 }
@@ -166,6 +213,89 @@ void Coordinator::StopAll(const std::string& reason) {
   for (int rank = 1; rank < transport_->size(); ++rank) transport_->Send(rank, StopMsg{reason});
 }
 
+void Coordinator::Resume(std::vector<TrialRecord> trials, const std::vector<IntermediateValue>& intermediate) {
+  std::sort(trials.begin(), trials.end(),
+            [](const TrialRecord& a, const TrialRecord& b) { return a.number < b.number; });
+  for (const IntermediateValue& v : intermediate) curves_[v.trial].values[v.step] = v.value;
+  for (const TrialRecord& r : trials) {
+    next_number_ = std::max(next_number_, r.number + 1);
+    if (r.retry_of < 0) ++fresh_;
+  }
+  next_enqueued_ = static_cast<size_t>(std::min<std::int64_t>(fresh_, static_cast<std::int64_t>(config_.enqueue.size())));
+  prior_ = std::move(trials);
+}
+
+// Applies what Resume() read, now that the store is open: RUNNING rows become INTERRUPTED, and
+// every chain whose last trial was interrupted or is due a retry runs again.
+Status Coordinator::RecordPrior() {
+  if (prior_.empty()) return Status::Ok();
+  std::map<std::int64_t, const TrialRecord*> by_number;
+  std::set<std::int64_t> rerun_done;
+  for (TrialRecord& r : prior_) {
+    if (r.state == TrialState::kRunning) {
+      r.state = TrialState::kInterrupted;
+      r.end_time = r.start_time;
+      r.reason = "interrupted: the coordinator stopped while it ran (killed, or the job ended); run again";
+      CS_RETURN_IF_ERROR(store_->PutTrial(r));
+    }
+    by_number[r.number] = &r;
+    if (r.retry_of >= 0) rerun_done.insert(r.retry_of);
+  }
+  std::int64_t interrupted = 0, retries = 0;
+  for (const TrialRecord& r : prior_) {
+    curves_[r.number].state = r.state;
+    int failures = 0;  // retry_on failures along its chain, itself included
+    for (const TrialRecord* link = &r; link;) {
+      failures += config_.trial.retry_on.count(link->state) ? 1 : 0;
+      const auto up = by_number.find(link->retry_of);
+      link = up == by_number.end() ? nullptr : up->second;
+    }
+    const bool was_interrupted = r.state == TrialState::kInterrupted;
+    const bool retry = !was_interrupted && Retryable(r, failures);
+    if (was_interrupted || retry) {
+      if (!rerun_done.count(r.number)) {
+        reruns_.push_back({r.number, r.params, r.attempt + 1, failures, r.enqueued});
+        (was_interrupted ? interrupted : retries) += 1;
+      }
+      if (was_interrupted) continue;
+    } else {
+      ++summary_.finished;
+    }
+    if (r.state == TrialState::kComplete && r.value) {
+      ++summary_.complete;
+      if (!summary_.best || Better(*r.value, *summary_.best->value, config_.study.direction)) summary_.best = r;
+    }
+    TrialRecord evidence = r;
+    evidence.output_tail.clear();
+    history_.finished.push_back(std::move(evidence));
+  }
+  progress_->Message("resuming: " + std::to_string(summary_.finished) + " trials finished, " +
+                     std::to_string(interrupted) + " interrupted and " + std::to_string(retries) +
+                     " retries to run, numbering continues at " + std::to_string(next_number_));
+  prior_.clear();
+  return Status::Ok();
+}
+
+void Coordinator::CheckStopRequest() {
+  if (!stop_poll_) return;
+  const StopRequest request = stop_poll_();
+  if (request.level <= stop_level_) return;
+  stop_level_ = request.level;
+  stopping_ = summary_.interrupted = true;
+  if (request.level == 1) {
+    progress_->Message(request.reason + ": no new trials; running ones get " +
+                       FormatDuration(config_.trial.stop_grace) +
+                       " to finish, then they stop and are recorded INTERRUPTED (signal again to stop at once)");
+    for (int rank = 1; rank < transport_->size(); ++rank) {
+      transport_->Send(rank, StopMsg{request.reason, config_.trial.stop_grace.count(), false});
+    }
+  } else {
+    progress_->Message(request.reason + " again: stopping now; running trials stay RUNNING in the study "
+                                        "file and run again on resume");
+    for (int rank = 1; rank < transport_->size(); ++rank) transport_->Send(rank, StopMsg{request.reason, 0, true});
+  }
+}
+
 Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::string& trials_root) {
   Status status = SetUpWorkers(trials_root);
   if (status.ok()) {
@@ -173,12 +303,14 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     status = store.status();
     if (store.ok()) store_ = std::move(*store);
   }
+  if (status.ok()) status = RecordPrior();
   if (!status.ok()) {
     StopAll("setup failed");
     return status;
   }
   started_ = clock_->Now();
-  while (status.ok()) {
+  while (status.ok() && stop_level_ < 2) {
+    CheckStopRequest();
     if (!stopping_ && BudgetReached()) {
       stopping_ = summary_.budget_reached = true;
       progress_->Message("time budget of " + FormatDuration(*config_.study.time_budget) +

@@ -4,6 +4,7 @@
 // MPI, no HDF5 file and no processes; it never starts a process itself.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -26,11 +27,19 @@ struct CoordinatorTiming {
 };
 
 struct RunSummary {
-  std::int64_t finished = 0;
+  std::int64_t finished = 0;  // trials whose outcome is final (not interrupted, no retry to come)
   std::int64_t complete = 0;
   std::optional<TrialRecord> best;
   bool budget_reached = false;
+  bool interrupted = false;  // a stop request ended the run early; `cleansweep resume` continues it
 };
+
+// Asked from outside (signal handlers) while Run() is going: 1 = stop gracefully, 2 = stop now.
+struct StopRequest {
+  int level = 0;
+  std::string reason;
+};
+using StopPoll = std::function<StopRequest()>;
 
 class Coordinator {
  public:
@@ -39,6 +48,14 @@ class Coordinator {
   // All pointers must outlive the coordinator.
   Coordinator(const StudyConfig& config, Transport* transport, Sampler* sampler, const Clock* clock, Progress* progress,
               CoordinatorTiming timing = {});
+
+  // Continues a study: `trials` and `intermediate` are what its file holds. Finished trials go to
+  // the sampler and the pruner; RUNNING ones (the last run was killed) are recorded INTERRUPTED
+  // when the store opens, and they, earlier interrupted trials and pending retries run again.
+  void Resume(std::vector<TrialRecord> trials, const std::vector<IntermediateValue>& intermediate);
+
+  // Checked every tick while the study runs (the CLI turns signals into requests).
+  void SetStopPoll(StopPoll poll) { stop_poll_ = std::move(poll); }
 
   // Runs the whole study. `open_store` is called once every worker has set up, so a config that a
   // worker rejects leaves no file behind. Every worker gets a Stop before this returns, on success
@@ -53,7 +70,19 @@ class Coordinator {
     std::int64_t trial = -1;  // running trial, -1 when idle
   };
 
+  // A trial to run again with the parameters of an earlier one.
+  struct Rerun {
+    std::int64_t of = -1;
+    ParamSet params;
+    int attempt = 2;
+    int failures = 0;  // retry_on failures so far in its chain; interruptions do not count
+    bool enqueued = false;
+  };
+
   Status SetUpWorkers(const std::string& trials_root);
+  Status RecordPrior();
+  void CheckStopRequest();
+  bool Retryable(const TrialRecord& record, int failures) const;
   Result<Envelope> ReceiveOrFail(Millis max_wait, const char* waiting_for);
   Status Dispatch();
   Status Handle(const Envelope& envelope);
@@ -61,6 +90,7 @@ class Coordinator {
   Status RecordReport(int source, const IntermediateValue& value);
   void StopAll(const std::string& reason);
   bool MoreToLaunch() const;
+  bool MoreFresh() const;
   bool BudgetReached() const;
   ProgressState State() const;
 
@@ -73,16 +103,18 @@ class Coordinator {
   std::unique_ptr<StudyStore> store_;
   std::vector<WorkerSlot> workers_;  // by rank; [0] unused
   TrialHistory history_;
-  struct Dispatched {
-    bool enqueued;
-    double sampler_ms;
-  };
-  std::map<std::int64_t, Dispatched> dispatched_;  // running trials: how their parameters were chosen
+  std::map<std::int64_t, TrialRecord> running_;  // the RUNNING rows of trials out on workers
+  std::map<std::int64_t, int> failures_;        // running reruns: failures in their chain so far
+  std::deque<Rerun> reruns_;                     // retries and interrupted trials, run before new ones
+  std::vector<TrialRecord> prior_;               // the file's trials, when resuming
+  StopPoll stop_poll_;
+  int stop_level_ = 0;
   std::unique_ptr<Pruner> pruner_;                 // null without `pruner:`
   Curves curves_;                                  // every trial's intermediate values
   std::set<std::int64_t> prune_sent_;              // running trials already told to stop
   size_t next_enqueued_ = 0;
   std::int64_t next_number_ = 0;
+  std::int64_t fresh_ = 0;  // trials with sampler-chosen (or enqueued) parameters: the sample index
   std::int64_t target_ = 0;  // n_trials, or fewer when the sampler's capacity is smaller
   bool sampler_exhausted_ = false;
   bool stopping_ = false;

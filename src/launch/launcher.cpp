@@ -1,6 +1,9 @@
 #include "launch/launcher.hpp"
 
+#include <csignal>
 #include <cstring>
+
+#include "util/byte_size.hpp"
 
 namespace cleansweep {
 namespace {
@@ -11,10 +14,23 @@ bool ShowsCudaOom(const std::string& output) {
          output.find("CUBLAS_STATUS_ALLOC_FAILED") != std::string::npos;
 }
 
+// What a program prints when an allocation fails: C++, Python, glibc, libtorch's CPU allocator.
+bool ShowsHostOom(const std::string& output) {
+  for (const char* text : {"std::bad_alloc", "MemoryError", "Cannot allocate memory", "DefaultCPUAllocator: can't allocate",
+                           "DefaultCPUAllocator: not enough memory"}) {
+    if (output.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop_state, const std::string& stop_reason,
-                     TrialOutcome* o) {
+                     std::int64_t memory_limit_bytes, TrialOutcome* o) {
+  const bool at_limit =
+      memory_limit_bytes > 0 && (ShowsHostOom(o->output_tail) || o->peak_rss_kb * 1024 >= memory_limit_bytes * 9 / 10);
+  const std::string limit_text =
+      memory_limit_bytes > 0 ? " (trial.memory_limit " + FormatByteSize(memory_limit_bytes) + ", as RLIMIT_DATA)" : "";
   o->value = reports.final_value();
   o->attrs_json = reports.attrs().dump();
   o->last_step = reports.last_step();
@@ -29,12 +45,29 @@ void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop
   } else if (reports.error()) {
     o->state = TrialState::kFail;
     o->reason = "protocol error: " + *reports.error();
-  } else if (o->signal != 0) {
-    o->state = ShowsCudaOom(o->output_tail) ? TrialState::kOomGpu : TrialState::kCrash;
-    o->reason = std::string("killed by signal ") + std::to_string(o->signal) + " (" + strsignal(o->signal) + ")";
-  } else if (o->exit_code != 0) {
-    o->state = ShowsCudaOom(o->output_tail) ? TrialState::kOomGpu : TrialState::kFail;
-    o->reason = "exited with status " + std::to_string(o->exit_code);
+  } else if (o->signal != 0 || o->exit_code != 0) {
+    o->reason = o->signal != 0 ? std::string("killed by signal ") + std::to_string(o->signal) + " (" +
+                                     strsignal(o->signal) + ")"
+                               : "exited with status " + std::to_string(o->exit_code);
+    if (ShowsCudaOom(o->output_tail)) {
+      o->state = TrialState::kOomGpu;
+      o->reason = "CUDA out of memory (from its output); " + o->reason;
+    } else if (at_limit) {
+      o->state = TrialState::kOomHost;
+      o->reason = "over its memory limit" + limit_text + "; " + o->reason;
+    } else if (o->signal == SIGKILL) {
+      // We did not send it (that would be a stop state). On Linux an unexplained SIGKILL is
+      // almost always the kernel's OOM killer; dmesg on that host says for sure.
+      o->state = TrialState::kOomHost;
+      o->reason = "killed by SIGKILL that cleansweep did not send: most likely the kernel's OOM killer (see dmesg "
+                  "on its host)";
+    } else {
+      o->state = o->signal != 0 ? TrialState::kCrash : TrialState::kFail;
+      if (ShowsHostOom(o->output_tail)) {
+        o->state = TrialState::kOomHost;
+        o->reason = "host memory allocation failed (from its output); " + o->reason;
+      }
+    }
   } else if (!o->value) {
     o->state = TrialState::kFail;
     o->reason = "exited 0 without reporting a final value";

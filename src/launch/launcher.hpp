@@ -24,6 +24,7 @@ struct LaunchSpec {
   Millis kill_grace = Millis(10'000);
   std::int64_t log_limit_bytes = 16 << 20;
   int tail_lines = 20;
+  std::int64_t memory_limit_bytes = 0;  // RLIMIT_DATA of the trial; 0: none
 };
 
 // How a trial ended. The worker adds the parameters, host and GPU to make a TrialRecord.
@@ -53,6 +54,8 @@ class TrialProcess {
   // SIGTERM to the trial's process group now, SIGKILL after the grace period; the trial ends in
   // `state` with `reason`, whatever it reports afterwards.
   virtual void Stop(TrialState state, const std::string& reason) = 0;
+  // Stop without a grace period: SIGKILL to the process group now.
+  virtual void Kill(TrialState state, const std::string& reason) = 0;
   // Tells the trial on its control pipe that it is pruned. It ends PRUNED with `reason` and its
   // last reported value however it exits; one that is still running after `grace` is stopped.
   virtual void RequestPrune(const std::string& reason, Millis grace) = 0;
@@ -69,8 +72,9 @@ class Launcher {
 };
 
 // Decides the state of a trial from how it ended; see docs/trial-protocol.md for the rules.
-// `stop_state` is set when we stopped it (timeout, shutdown, protocol error).
+// `stop_state` is set when we stopped it (timeout, shutdown, protocol error); `memory_limit_bytes`
+// is the cap it ran under (0: none), so that dying at the cap reads as OOM_HOST.
 void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop_state, const std::string& stop_reason,
-                     TrialOutcome* outcome);
+                     std::int64_t memory_limit_bytes, TrialOutcome* outcome);
 
 }  // namespace cleansweep

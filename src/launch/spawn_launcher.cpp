@@ -3,15 +3,17 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -29,17 +31,79 @@ using Clock = std::chrono::steady_clock;
 constexpr int kMaxLiveTrials = 64;
 std::atomic<pid_t> g_live_groups[kMaxLiveTrials];
 
+// The guard process (SpawnLauncher::StartGuard) learns of every group through this pipe.
+int g_guard_fd = -1;
+pid_t g_guard_pid = -1;
+bool g_subreaper = false;
+
+void TellGuard(pid_t group) {
+  if (g_guard_fd >= 0) WriteAll(g_guard_fd, reinterpret_cast<const char*>(&group), sizeof group);
+}
+
 void TrackGroup(pid_t group) {
   for (auto& slot : g_live_groups) {
     pid_t empty = 0;
-    if (slot.compare_exchange_strong(empty, group)) return;
+    if (slot.compare_exchange_strong(empty, group)) break;
   }
+  TellGuard(group);
 }
 
 void UntrackGroup(pid_t group) {
   for (auto& slot : g_live_groups) {
     pid_t expected = group;
-    if (slot.compare_exchange_strong(expected, 0)) return;
+    if (slot.compare_exchange_strong(expected, 0)) break;
+  }
+  TellGuard(-group);
+}
+
+bool IsTrackedGroup(pid_t pid) {
+  for (auto& slot : g_live_groups) {
+    if (slot.load() == pid) return true;
+  }
+  return false;
+}
+
+// Our children that are neither a running trial nor the guard: with PR_SET_CHILD_SUBREAPER those
+// are descendants of ended trials that had left their process group.
+std::vector<pid_t> StrayChildren() {
+  std::vector<pid_t> strays;
+  const pid_t self = ::getpid();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == g_guard_pid || IsTrackedGroup(pid)) continue;
+    char buf[512];
+    UniqueFd fd(::open(("/proc/" + name + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
+    const ssize_t n = fd.valid() ? ReadRetry(fd.get(), buf, sizeof buf - 1) : -1;
+    if (n <= 0) continue;
+    buf[n] = 0;
+    const char* after_comm = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
+    char state;
+    int ppid;
+    if (after_comm && std::sscanf(after_comm + 1, " %c %d", &state, &ppid) == 2 && ppid == self) strays.push_back(pid);
+  }
+  return strays;
+}
+
+// Kills every stray child and its group, and reaps them, until none is left (killing one may
+// hand us its children).
+void SweepStrays() {
+  if (!g_subreaper) return;
+  for (int round = 0; round < 64; ++round) {
+    const std::vector<pid_t> strays = StrayChildren();
+    if (strays.empty()) return;
+    for (pid_t pid : strays) {
+      const pid_t group = ::getpgid(pid);
+      if (group > 0 && group != ::getpgrp()) ::kill(-group, SIGKILL);
+      ::kill(pid, SIGKILL);
+    }
+    for (pid_t pid : strays) {
+      int status;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
   }
 }
 
@@ -58,6 +122,15 @@ Status MakePipe(UniqueFd* read_end, UniqueFd* write_end) {
   ::fcntl(read_end->get(), F_SETFL, O_NONBLOCK);
   return Status::Ok();
 }
+
+struct ChildSetup {
+  char** argv;
+  char** envp;
+  int out_fd, report_fd, control_fd, error_fd;
+  pid_t parent;
+  std::int64_t memory_limit;
+  int max_fd;
+};
 
 class SpawnedTrial : public TrialProcess {
  public:
@@ -80,6 +153,7 @@ class SpawnedTrial : public TrialProcess {
   void Poll(Millis max_wait, std::vector<StepReport>* steps) override;
   bool Finished() const override { return finished_; }
   void Stop(TrialState state, const std::string& reason) override;
+  void Kill(TrialState state, const std::string& reason) override;
   void RequestPrune(const std::string& reason, Millis grace) override;
   const TrialOutcome& Outcome() const override { return outcome_; }
 
@@ -107,26 +181,43 @@ class SpawnedTrial : public TrialProcess {
   bool killed_ = false;
 };
 
-Status SpawnedTrial::Spawn(UniqueFd* out_w, UniqueFd* report_w, UniqueFd* control_r) {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_w->get(), 1);
-  posix_spawn_file_actions_adddup2(&actions, out_w->get(), 2);
-  posix_spawn_file_actions_adddup2(&actions, report_w->get(), SpawnLauncher::kReportFd);
-  posix_spawn_file_actions_adddup2(&actions, control_r->get(), SpawnLauncher::kControlFd);
-  posix_spawn_file_actions_addclosefrom_np(&actions, SpawnLauncher::kControlFd + 1);
-  sigset_t none, defaults;
+// The child's side of Spawn(), between fork and exec: async-signal-safe calls only (the worker
+// has MPI threads). Never returns; on failure it writes errno to `error_fd` and exits 127.
+[[noreturn]] void ExecTrial(const ChildSetup& c) {
+  const auto fail = [&c]() {
+    const int e = errno;
+    WriteAll(c.error_fd, reinterpret_cast<const char*>(&e), sizeof e);
+    ::_exit(127);
+  };
+  ::setpgid(0, 0);  // its own group, so a timeout kills grandchildren too
+  // Killed with its worker, even by SIGKILL; the check closes the race with a worker that died
+  // before the prctl.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != c.parent) ::_exit(127);
+  if (c.memory_limit > 0) {
+    const rlimit limit{static_cast<rlim_t>(c.memory_limit), static_cast<rlim_t>(c.memory_limit)};
+    if (::setrlimit(RLIMIT_DATA, &limit) != 0) fail();
+  }
+  const int null = ::open("/dev/null", O_RDONLY);
+  if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(c.out_fd, 1) < 0 || ::dup2(c.out_fd, 2) < 0 ||
+      ::dup2(c.report_fd, SpawnLauncher::kReportFd) < 0 || ::dup2(c.control_fd, SpawnLauncher::kControlFd) < 0) {
+    fail();
+  }
+  // Everything above the protocol fds goes, except the error pipe (close-on-exec).
+  for (int fd = SpawnLauncher::kControlFd + 1; fd < c.max_fd; ++fd) {
+    if (fd != c.error_fd) ::close(fd);
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);  // the worker ignores SIGPIPE
+  sigset_t none;
   sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);  // its own group, so a timeout kills grandchildren too
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execve(c.argv[0], c.argv, c.envp);
+  fail();
+}
 
+Status SpawnedTrial::Spawn(UniqueFd* out_w, UniqueFd* report_w, UniqueFd* control_r) {
+  // Everything the child needs is made before fork: it may not allocate.
   std::vector<char*> argv;
   for (const std::string& a : spec_.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -134,19 +225,46 @@ Status SpawnedTrial::Spawn(UniqueFd* out_w, UniqueFd* report_w, UniqueFd* contro
   std::vector<char*> envp;
   for (std::string& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
+  UniqueFd error_r, error_w;
+  CS_RETURN_IF_ERROR(MakePipe(&error_r, &error_w));
+  ::fcntl(error_r.get(), F_SETFL, 0);  // we block on it until exec
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  ChildSetup c;
+  c.argv = argv.data();
+  c.envp = envp.data();
+  c.out_fd = out_w->get();
+  c.report_fd = report_w->get();
+  c.control_fd = control_r->get();
+  c.error_fd = error_w.get();
+  c.parent = ::getpid();
+  c.memory_limit = spec_.memory_limit_bytes;
+  c.max_fd = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536));
 
-  const int rc = posix_spawn(&pid_, argv[0], &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  pid_ = ::fork();
+  if (pid_ == 0) ExecTrial(c);
+  const int fork_errno = errno;
   out_w->Reset();  // the child holds the write ends now; we must not, or EOF never comes
   report_w->Reset();
   control_r->Reset();
-  if (rc != 0) {
+  error_w.Reset();
+  if (pid_ < 0) {
     pid_ = -1;
-    FailToStart("cannot start " + spec_.argv[0] + ": " + std::strerror(rc));
+    return Status::RuntimeError(std::string("fork: ") + std::strerror(fork_errno));
+  }
+  ::setpgid(pid_, pid_);  // also here, so a kill(-pid) right away cannot miss
+  TrackGroup(pid_);
+  int exec_errno = 0;
+  if (ReadRetry(error_r.get(), &exec_errno, sizeof exec_errno) == static_cast<ssize_t>(sizeof exec_errno)) {
+    int status;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    UntrackGroup(pid_);
+    pid_ = -1;
+    FailToStart("cannot start " + spec_.argv[0] + ": " + std::strerror(exec_errno) +
+                (spec_.memory_limit_bytes > 0 && exec_errno == ENOMEM ? " (trial.memory_limit is too low)" : ""));
     return Status::Ok();
   }
-  TrackGroup(pid_);
   pidfd_ = UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));  // -1 on old kernels: we poll
   return Status::Ok();
 }
@@ -215,6 +333,17 @@ void SpawnedTrial::Stop(TrialState state, const std::string& reason) {
   }
 }
 
+void SpawnedTrial::Kill(TrialState state, const std::string& reason) {
+  if (finished_ || killed_) return;
+  if (!term_sent_) {
+    stop_state_ = state;
+    stop_reason_ = reason;
+    term_sent_ = Clock::now();
+  }
+  ::kill(-pid_, SIGKILL);
+  killed_ = true;
+}
+
 void SpawnedTrial::RequestPrune(const std::string& reason, Millis grace) {
   if (finished_ || term_sent_ || prune_deadline_) return;
   prune_reason_ = reason;
@@ -237,6 +366,7 @@ void SpawnedTrial::Reap(int status, const rusage& usage, std::vector<StepReport>
   }
   ::kill(-pid_, SIGKILL);
   UntrackGroup(pid_);
+  SweepStrays();
   reports_.Finish(steps);
   out_r.Reset();
   report_r.Reset();
@@ -258,7 +388,7 @@ void SpawnedTrial::Reap(int status, const rusage& usage, std::vector<StepReport>
     stop_state_ = TrialState::kPruned;
     stop_reason_ = prune_reason_;
   }
-  ClassifyOutcome(reports_, stop_state_, stop_reason_, &outcome_);
+  ClassifyOutcome(reports_, stop_state_, stop_reason_, spec_.memory_limit_bytes, &outcome_);
 }
 
 void SpawnedTrial::Poll(Millis max_wait, std::vector<StepReport>* steps) {
@@ -304,6 +434,60 @@ std::vector<std::string> TrialEnvironment(const std::map<std::string, std::strin
   }
   for (const auto& [name, value] : extra) env.push_back(name + "=" + value);
   return env;
+}
+
+Status SpawnLauncher::AdoptOrphans() {
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    return Status::RuntimeError(std::string("prctl(PR_SET_CHILD_SUBREAPER): ") + std::strerror(errno));
+  }
+  g_subreaper = true;
+  return Status::Ok();
+}
+
+Status SpawnLauncher::StartGuard() {
+  if (g_guard_pid > 0) return Status::Ok();
+  UniqueFd read_end, write_end;
+  CS_RETURN_IF_ERROR(MakePipe(&read_end, &write_end));
+  ::fcntl(read_end.get(), F_SETFL, 0);
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  const int max_fd = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536));
+  const int in = read_end.get();
+  const pid_t pid = ::fork();
+  if (pid < 0) return Status::RuntimeError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    // The guard: async-signal-safe calls only. Its own session, so signals meant for the job's
+    // process groups pass it by; it ends when the worker's end of the pipe closes.
+    ::setsid();
+    for (int fd = 0; fd < max_fd; ++fd) {
+      if (fd != in) ::close(fd);
+    }
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE, SIGQUIT}) ::sigaction(sig, &ignore, nullptr);
+    pid_t groups[kMaxLiveTrials] = {};
+    pid_t message;
+    while (ReadRetry(in, &message, sizeof message) == static_cast<ssize_t>(sizeof message)) {
+      for (pid_t& g : groups) {
+        if (message > 0 && g == 0) {
+          g = message;
+          break;
+        }
+        if (message < 0 && g == -message) {
+          g = 0;
+          break;
+        }
+      }
+    }
+    for (pid_t g : groups) {
+      if (g > 0) ::kill(-g, SIGKILL);  // the worker is gone: so are its trials
+    }
+    ::_exit(0);
+  }
+  g_guard_pid = pid;
+  g_guard_fd = write_end.get();
+  (void)write_end.release();
+  return Status::Ok();
 }
 
 void SpawnLauncher::KillRunningTrials() {

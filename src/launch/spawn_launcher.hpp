@@ -1,5 +1,7 @@
-// SpawnLauncher: every trial is a new process made with posix_spawn (no shell), in its own process
-// group, with stdin from /dev/null, stdout+stderr into the worker and the report pipe on fd 3.
+// SpawnLauncher: every trial is a new process made with fork and execve (no shell), in its own
+// process group, with stdin from /dev/null, stdout+stderr into the worker, the report pipe on fd 3
+// and the control pipe on fd 4. It dies with its worker (PR_SET_PDEATHSIG); docs/reliability.md
+// says how the rest of its process tree is tracked.
 #pragma once
 
 #include "launch/launcher.hpp"
@@ -14,6 +16,13 @@ class SpawnLauncher : public Launcher {
   static constexpr int kControlFd = 4;
 
   Result<std::unique_ptr<TrialProcess>> Start(const LaunchSpec& spec) override;
+
+  // Makes this process a child subreaper: descendants of a trial that leave its process group
+  // come back to us when their parent dies, and are killed when the trial ends. Call once.
+  static Status AdoptOrphans();
+  // Starts the guard: a small process that outlives this one and SIGKILLs the process group of
+  // every trial still running when this process dies, however it dies. Call once.
+  static Status StartGuard();
 
   // SIGKILLs the process group of every trial this process has running. Async-signal-safe: a
   // worker calls it from its SIGTERM/SIGINT handler so that no trial outlives a killed sweep.

@@ -4,6 +4,8 @@
 #include <ctime>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -82,82 +84,181 @@ h5::Handle CompoundType(const RowLayout& layout) {
 }  // namespace
 
 struct StudyFile::Impl {
-  Status Append(hid_t dataset, const RowLayout& layout, const RowBuffer& row, hsize_t* rows);
+  // Writes `row` at `index` of `dataset` (growing it by one row when index == *rows) and flushes.
+  Status WriteRow(hid_t dataset, hid_t type, const RowBuffer& row, hsize_t index, hsize_t* rows);
+  void MakeTypes();
+  Status StartSwmr();
 
   std::string path;
+  StudyLock lock;
   SearchSpace space;
   RowLayout trials_layout;
   RowLayout intermediate_layout;
   h5::Handle file;
   h5::Handle trials;
   h5::Handle intermediate;
+  h5::Handle trials_type;
+  h5::Handle intermediate_type;
   hsize_t trial_rows = 0;
   hsize_t intermediate_rows = 0;
+  std::map<std::int64_t, hsize_t> row_of;  // trial number -> row in /trials
 };
+
+namespace {
+
+// SWMR needs the 1.10 file format; h5py reads it with HDF5 >= 1.10.
+h5::Handle LatestFormatAccess(bool clear_crash_flags) {
+  h5::Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  if (clear_crash_flags) {
+    // What `h5clear -s` does: a writer that was killed leaves "open for writing" in the
+    // superblock; we hold the study lock, so that writer is gone.
+    hbool_t clear = 1;
+    H5Pset(fapl.get(), "clear_status_flags", &clear);
+  }
+  return fapl;
+}
+
+void RestrictPermissions(const std::string& path) {
+  std::error_code ec;  // readable by all, writable by the owner only, whatever the umask
+  std::filesystem::permissions(path,
+                               std::filesystem::perms::group_write | std::filesystem::perms::others_write,
+                               std::filesystem::perm_options::remove, ec);
+}
+
+}  // namespace
+
+void StudyFile::Impl::MakeTypes() {
+  trials_type = CompoundType(trials_layout);
+  intermediate_type = CompoundType(intermediate_layout);
+}
+
+Status StudyFile::Impl::StartSwmr() {
+  CS_RETURN_IF_ERROR(h5::CheckCall(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path + ": cannot flush"));
+  return h5::CheckCall(H5Fstart_swmr_write(file.get()), path + ": cannot start SWMR writing");
+}
 
 StudyFile::StudyFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, const StudyConfig& config) {
   h5::QuietErrors();
   std::error_code ec;
-  if (std::filesystem::exists(path, ec)) {
-    return Status::InvalidInput(path +
-                                ": a study file already exists here; choose another study.storage "
-                                "or study.name, or move the old file away (resuming comes in a later release)");
-  }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty() && !std::filesystem::create_directories(parent, ec) && ec) {
     return Status::IoError(parent.string() + ": cannot create the folder for the study file: " + ec.message());
   }
+  Result<StudyLock> lock = StudyLock::Acquire(path);
+  if (!lock.ok()) return lock.status();
+  if (std::filesystem::exists(path, ec)) {
+    return Status::InvalidInput(path +
+                                ": a study file already exists here; continue it with --resume, choose another "
+                                "study.storage or study.name, or move the old file away");
+  }
   auto file = std::make_unique<Impl>();
   file->path = path;
+  file->lock = std::move(*lock);
   file->space = config.space;
   file->trials_layout = TrialsLayout(config.space);
   file->intermediate_layout = IntermediateLayout();
+  file->MakeTypes();
   Status status = [&]() -> Status {
-    Result<h5::Handle> f = h5::CheckId(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT),
+    h5::Handle fapl = LatestFormatAccess(false);
+    Result<h5::Handle> f = h5::CheckId(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()),
                                        path + ": cannot create the study file");
     if (!f.ok()) return f.status();
     file->file = std::move(*f);
+    RestrictPermissions(path);
     CS_RETURN_IF_ERROR(WriteMetadata(file->file.get(), config));
-    Result<h5::Handle> trials = CreateTable(file->file.get(), "trials", CompoundType(file->trials_layout).get());
+    Result<h5::Handle> trials = CreateTable(file->file.get(), "trials", file->trials_type.get());
     if (!trials.ok()) return trials.status();
     file->trials = std::move(*trials);
-    Result<h5::Handle> inter =
-        CreateTable(file->file.get(), "intermediate", CompoundType(file->intermediate_layout).get());
+    Result<h5::Handle> inter = CreateTable(file->file.get(), "intermediate", file->intermediate_type.get());
     if (!inter.ok()) return inter.status();
     file->intermediate = std::move(*inter);
-    return h5::CheckCall(H5Fflush(file->file.get(), H5F_SCOPE_LOCAL), path + ": cannot flush");
+    return file->StartSwmr();
   }();
   if (!status.ok()) {
-    file.reset();
+    file->trials.Reset();
+    file->intermediate.Reset();
+    file->file.Reset();
     std::filesystem::remove(path, ec);
     return status;
   }
   return std::unique_ptr<StudyFile>(new StudyFile(std::move(file)));
 }
 
-StudyFile::~StudyFile() {
-  if (impl_->file.valid()) H5Fflush(impl_->file.get(), H5F_SCOPE_LOCAL);
+Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, const StudyConfig& config) {
+  h5::QuietErrors();
+  Result<StudyLock> lock = StudyLock::Acquire(path);
+  if (!lock.ok()) return lock.status();
+  auto file = std::make_unique<Impl>();
+  file->path = path;
+  file->lock = std::move(*lock);
+  file->space = config.space;
+  file->trials_layout = TrialsLayout(config.space);
+  file->intermediate_layout = IntermediateLayout();
+  file->MakeTypes();
+  h5::Handle fapl = LatestFormatAccess(true);
+  Result<h5::Handle> f =
+      h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), path + ": cannot open the study file to resume it");
+  if (!f.ok()) return f.status();
+  file->file = std::move(*f);
+  Result<long long> schema = h5::ReadIntAttr(file->file.get(), "schema_version");
+  if (!schema.ok() || *schema != kStudySchemaVersion) {
+    return Status::InvalidInput(path + ": written with study-file schema " +
+                                (schema.ok() ? std::to_string(*schema) : std::string("(none)")) +
+                                "; this cleansweep resumes schema " + std::to_string(kStudySchemaVersion) +
+                                " only. Start a new study (the old file stays readable with cleansweep show)");
+  }
+  if (H5Aexists(file->file.get(), "config") > 0) H5Adelete(file->file.get(), "config");
+  CS_RETURN_IF_ERROR(h5::WriteAttr(file->file.get(), "config", config.yaml_text));
+  for (auto [name, handle, rows] : {std::tuple{"trials", &file->trials, &file->trial_rows},
+                                    std::tuple{"intermediate", &file->intermediate, &file->intermediate_rows}}) {
+    Result<h5::Handle> d = h5::CheckId(H5Dopen2(file->file.get(), name, H5P_DEFAULT),
+                                       path + ": missing dataset /" + std::string(name));
+    if (!d.ok()) return d.status();
+    *handle = std::move(*d);
+    h5::Handle space(H5Dget_space(handle->get()));
+    H5Sget_simple_extent_dims(space.get(), rows, nullptr);
+  }
+  // Which row holds which trial, from the number column.
+  std::vector<std::int64_t> numbers(file->trial_rows);
+  if (!numbers.empty()) {
+    h5::Handle type(H5Tcreate(H5T_COMPOUND, sizeof(std::int64_t)));
+    H5Tinsert(type.get(), "number", 0, H5T_NATIVE_INT64);
+    CS_RETURN_IF_ERROR(h5::CheckCall(
+        H5Dread(file->trials.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, numbers.data()),
+        path + ": cannot read the trial numbers"));
+  }
+  for (hsize_t row = 0; row < numbers.size(); ++row) file->row_of[numbers[row]] = row;
+  CS_RETURN_IF_ERROR(file->StartSwmr());
+  return std::unique_ptr<StudyFile>(new StudyFile(std::move(file)));
 }
 
-Status StudyFile::Impl::Append(hid_t dataset, const RowLayout& layout, const RowBuffer& row, hsize_t* rows) {
-  const hsize_t new_size[1] = {*rows + 1};
-  CS_RETURN_IF_ERROR(h5::CheckCall(H5Dset_extent(dataset, new_size), path + ": cannot grow a table"));
+StudyFile::~StudyFile() {
+  if (impl_->file.valid()) H5Fflush(impl_->file.get(), H5F_SCOPE_LOCAL);
+  impl_->trials.Reset();
+  impl_->intermediate.Reset();
+  impl_->file.Reset();  // closing clears the "open for writing" flag; then the lock goes
+}
+
+Status StudyFile::Impl::WriteRow(hid_t dataset, hid_t type, const RowBuffer& row, hsize_t index, hsize_t* rows) {
+  if (index >= *rows) {
+    const hsize_t new_size[1] = {index + 1};
+    CS_RETURN_IF_ERROR(h5::CheckCall(H5Dset_extent(dataset, new_size), path + ": cannot grow a table"));
+  }
   h5::Handle file_space(H5Dget_space(dataset));
-  const hsize_t start[1] = {*rows}, count[1] = {1};
+  const hsize_t start[1] = {index}, count[1] = {1};
   H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
   h5::Handle mem_space(H5Screate_simple(1, count, nullptr));
-  h5::Handle type = CompoundType(layout);
-  CS_RETURN_IF_ERROR(
-      h5::CheckCall(H5Dwrite(dataset, type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, row.data()),
-                    path + ": cannot write a row"));
+  CS_RETURN_IF_ERROR(h5::CheckCall(H5Dwrite(dataset, type, mem_space.get(), file_space.get(), H5P_DEFAULT, row.data()),
+                                   path + ": cannot write a row"));
   CS_RETURN_IF_ERROR(h5::CheckCall(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path + ": cannot flush"));
-  ++*rows;
+  if (index >= *rows) *rows = index + 1;
   return Status::Ok();
 }
 
-Status StudyFile::AppendTrial(const TrialRecord& r) {
+Status StudyFile::PutTrial(const TrialRecord& r) {
   RowBuffer row(impl_->trials_layout);
   row.Set("number", r.number);
   row.Set("state", std::string(TrialStateName(r.state)));
@@ -165,7 +266,7 @@ Status StudyFile::AppendTrial(const TrialRecord& r) {
   for (const ParamSpec& spec : impl_->space.params()) SetParam(&row, spec, r.params);
   row.Set("datetime_start", r.start_time);
   row.Set("datetime_end", r.end_time);
-  row.Set("duration", r.duration());
+  row.Set("duration", r.state == TrialState::kRunning ? kNaN : r.duration());
   row.Set("worker", std::int64_t{r.worker});
   row.Set("host", r.host);
   row.Set("gpu", r.gpu);
@@ -173,13 +274,18 @@ Status StudyFile::AppendTrial(const TrialRecord& r) {
   row.Set("signal", std::int64_t{r.signal});
   row.Set("peak_rss_kb", r.peak_rss_kb);
   row.Set("attempt", std::int64_t{r.attempt});
+  row.Set("retry_of", r.retry_of);
   row.Set("enqueued", std::int64_t{r.enqueued ? 1 : 0});
   row.Set("sampler_ms", r.sampler_ms);
   row.Set("last_step", r.last_step);
   row.Set("reason", r.reason);
   row.Set("output_tail", r.output_tail);
   row.Set("attrs", r.attrs_json);
-  return impl_->Append(impl_->trials.get(), impl_->trials_layout, row, &impl_->trial_rows);
+  const auto known = impl_->row_of.find(r.number);
+  const hsize_t index = known != impl_->row_of.end() ? known->second : impl_->trial_rows;
+  CS_RETURN_IF_ERROR(impl_->WriteRow(impl_->trials.get(), impl_->trials_type.get(), row, index, &impl_->trial_rows));
+  impl_->row_of[r.number] = index;
+  return Status::Ok();
 }
 
 Status StudyFile::AppendIntermediate(const IntermediateValue& v) {
@@ -188,7 +294,8 @@ Status StudyFile::AppendIntermediate(const IntermediateValue& v) {
   row.Set("step", v.step);
   row.Set("value", v.value);
   row.Set("time", v.time);
-  return impl_->Append(impl_->intermediate.get(), impl_->intermediate_layout, row, &impl_->intermediate_rows);
+  return impl_->WriteRow(impl_->intermediate.get(), impl_->intermediate_type.get(), row, impl_->intermediate_rows,
+                         &impl_->intermediate_rows);
 }
 
 }  // namespace cleansweep

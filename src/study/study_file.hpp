@@ -1,5 +1,6 @@
 // The HDF5 study file: one per study, written only by rank 0, read by `show`, `export`, h5py and
-// pandas. docs/study-format.md is the schema.
+// pandas. docs/study-format.md is the schema. The writer works in HDF5's SWMR mode, so readers may
+// open the file while it grows and a killed writer leaves a file that opens (docs/reliability.md).
 #pragma once
 
 #include <memory>
@@ -7,21 +8,26 @@
 #include <vector>
 
 #include "config/study_config.hpp"
+#include "study/study_lock.hpp"
 #include "study/study_store.hpp"
 
 namespace cleansweep {
 
-inline constexpr int kStudySchemaVersion = 1;
+inline constexpr int kStudySchemaVersion = 2;
 
 class StudyFile : public StudyStore {
  public:
   // Creates `path` (and its folder) for `config`. Refuses, with InvalidInput, to touch a file that
-  // exists. On any failure nothing is left behind.
+  // exists or a study another coordinator holds. On any failure nothing is left behind.
   static Result<std::unique_ptr<StudyFile>> Create(const std::string& path, const StudyConfig& config);
+  // Opens an existing study to continue it with `config` (already checked against the stored one;
+  // its text replaces the stored config). Clears the flags a killed writer left. InvalidInput when
+  // another coordinator holds the study or the file has another schema version.
+  static Result<std::unique_ptr<StudyFile>> Reopen(const std::string& path, const StudyConfig& config);
   ~StudyFile() override;
 
-  // Appends one row and flushes the file before returning.
-  Status AppendTrial(const TrialRecord& record) override;
+  // Writes the row and flushes the file before returning.
+  Status PutTrial(const TrialRecord& record) override;
   Status AppendIntermediate(const IntermediateValue& value) override;
 
  private:

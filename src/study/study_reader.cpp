@@ -40,6 +40,11 @@ Result<std::vector<std::string>> ReadStrings(hid_t dataset, const char* field) {
   return values;
 }
 
+bool HasMember(hid_t dataset, const char* field) {
+  h5::Handle type(H5Dget_type(dataset));
+  return H5Tget_member_index(type.get(), field) >= 0;
+}
+
 template <typename T>
 Result<std::vector<T>> ReadNumbers(hid_t dataset, const char* field, hid_t native) {
   std::vector<T> values;
@@ -83,6 +88,9 @@ Status ReadTrials(hid_t file, StudyData* study) {
   auto signals = ReadNumbers<std::int32_t>(d, "signal", H5T_NATIVE_INT32);
   auto rss = ReadNumbers<std::int64_t>(d, "peak_rss_kb", H5T_NATIVE_INT64);
   auto attempts = ReadNumbers<std::int32_t>(d, "attempt", H5T_NATIVE_INT32);
+  // Schema 1 had no retry_of column: every trial there is a fresh one.
+  auto retry_of = HasMember(d, "retry_of") ? ReadNumbers<std::int64_t>(d, "retry_of", H5T_NATIVE_INT64)
+                                           : Result<std::vector<std::int64_t>>(std::vector<std::int64_t>());
   auto enqueued = ReadNumbers<std::int32_t>(d, "enqueued", H5T_NATIVE_INT32);
   auto sampler_ms = ReadNumbers<double>(d, "sampler_ms", H5T_NATIVE_DOUBLE);
   auto steps = ReadNumbers<std::int64_t>(d, "last_step", H5T_NATIVE_INT64);
@@ -91,7 +99,7 @@ Status ReadTrials(hid_t file, StudyData* study) {
   auto attrs = ReadStrings(d, "attrs");
   for (const Status& s :
        {numbers.status(), states.status(), values.status(), starts.status(), ends.status(), workers.status(),
-        hosts.status(), gpus.status(), exits.status(), signals.status(), rss.status(), attempts.status(),
+        hosts.status(), gpus.status(), exits.status(), signals.status(), rss.status(), attempts.status(), retry_of.status(),
         enqueued.status(), sampler_ms.status(), steps.status(), reasons.status(), tails.status(), attrs.status()}) {
     CS_RETURN_IF_ERROR(s);
   }
@@ -113,6 +121,7 @@ Status ReadTrials(hid_t file, StudyData* study) {
     r.signal = (*signals)[i];
     r.peak_rss_kb = (*rss)[i];
     r.attempt = (*attempts)[i];
+    r.retry_of = retry_of->empty() ? -1 : (*retry_of)[i];
     r.enqueued = (*enqueued)[i] != 0;
     r.sampler_ms = (*sampler_ms)[i];
     r.last_step = (*steps)[i];
@@ -167,8 +176,12 @@ Result<StudyData> ReadStudyFile(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::InvalidInput(path + ": no such study file");
   if (H5Fis_hdf5(path.c_str()) <= 0) return Status::InvalidInput(path + ": not an HDF5 file");
-  Result<h5::Handle> file =
-      h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path + ": cannot open the study file");
+  // SWMR reading: the file may be growing under a running coordinator, or have been left by a
+  // killed one. Files of the old format (schema 1) are opened plainly.
+  Result<h5::Handle> file = h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT), "");
+  if (!file.ok()) {
+    file = h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path + ": cannot open the study file");
+  }
   if (!file.ok()) return file.status();
   const hid_t f = file->get();
   StudyData study;

@@ -11,14 +11,21 @@ namespace cleansweep {
 class StudyStore {
  public:
   virtual ~StudyStore() = default;
-  // Each call makes the row durable (flushed to the file) before it returns.
-  virtual Status AppendTrial(const TrialRecord& record) = 0;
+  // Each call makes the row durable (flushed to the file) before it returns. PutTrial writes the
+  // row of `record.number`: a new row the first time (a RUNNING trial), the same row afterwards.
+  virtual Status PutTrial(const TrialRecord& record) = 0;
   virtual Status AppendIntermediate(const IntermediateValue& value) = 0;
 };
 
 class MemoryStudyStore : public StudyStore {
  public:
-  Status AppendTrial(const TrialRecord& record) override {
+  Status PutTrial(const TrialRecord& record) override {
+    for (TrialRecord& r : trials) {
+      if (r.number == record.number) {
+        r = record;
+        return Status::Ok();
+      }
+    }
     trials.push_back(record);
     return Status::Ok();
   }

@@ -116,6 +116,7 @@ RowLayout TrialsLayout(const SearchSpace& space) {
   layout.Add("signal", ColumnType::kInt32);
   layout.Add("peak_rss_kb", ColumnType::kInt64);
   layout.Add("attempt", ColumnType::kInt32);
+  layout.Add("retry_of", ColumnType::kInt64);
   layout.Add("enqueued", ColumnType::kInt32);
   layout.Add("sampler_ms", ColumnType::kFloat64);
   layout.Add("last_step", ColumnType::kInt64);

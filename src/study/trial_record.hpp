@@ -42,7 +42,8 @@ struct TrialRecord {
   int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;      // the signal that ended it, 0 if none
   std::int64_t peak_rss_kb = 0;
-  int attempt = 1;
+  int attempt = 1;                // 1 for a fresh trial, n+1 for a re-run of one that ran n times
+  std::int64_t retry_of = -1;     // the trial this one re-runs (a retry or an interrupted trial)
   bool enqueued = false;          // its parameters came (partly) from the config's `enqueue:`
   double sampler_ms = 0;          // time rank 0 spent choosing its parameters
   std::int64_t last_step = -1;    // step of its last intermediate report, -1 if none
@@ -55,7 +56,7 @@ struct TrialRecord {
   template <class Archive>
   void serialize(Archive& ar) {
     ar(number, state, value, params, start_time, end_time, worker, host, gpu, exit_code, signal, peak_rss_kb, attempt,
-       enqueued, sampler_ms, last_step, reason, output_tail, attrs_json);
+       retry_of, enqueued, sampler_ms, last_step, reason, output_tail, attrs_json);
   }
 };
 

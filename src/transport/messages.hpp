@@ -75,11 +75,15 @@ struct ResultMsg {
   }
 };
 
+// Stop after the running trial: it may go on for `grace_ms` (and ends normally if it finishes),
+// then it is stopped and recorded INTERRUPTED. `immediate`: kill it now, no grace of any kind.
 struct StopMsg {
   std::string reason;
+  std::int64_t grace_ms = 0;
+  bool immediate = false;
   template <class A>
   void serialize(A& ar) {
-    ar(reason);
+    ar(reason, grace_ms, immediate);
   }
 };
 

@@ -26,6 +26,7 @@ class UniqueFd {
 
   int get() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
+  int release() { return std::exchange(fd_, -1); }  // the caller owns the fd now
   void Reset() {
     if (fd_ >= 0) ::close(fd_);  // close() is not retried on EINTR on Linux: the fd is gone
     fd_ = -1;

@@ -1,6 +1,7 @@
 #include "worker/worker.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include "launch/spawn_launcher.hpp"
@@ -12,6 +13,8 @@ namespace {
 
 constexpr Millis kIdleWait(1000);
 constexpr Millis kTrialPoll(100);  // how often a busy worker looks for a stop message
+// After a stop signal, how long a worker waits for the coordinator's word before acting alone.
+constexpr Millis kSilentCoordinator(10'000);
 
 }  // namespace
 
@@ -19,10 +22,18 @@ Worker::Worker(Transport* transport, Launcher* launcher, WorkerIdentity identity
     : transport_(transport), launcher_(launcher), identity_(std::move(identity)) {}
 
 Result<Message> Worker::Await(const char* what) {
+  std::optional<std::chrono::steady_clock::time_point> signalled;
   while (true) {
     Result<std::optional<Envelope>> got = transport_->Receive(kIdleWait);
     if (!got.ok()) return got.status().WithContext(std::string("waiting for ") + what);
     if (got->has_value()) return std::move((*got)->message);
+    const int level = signal_poll_ ? signal_poll_() : 0;
+    if (level == 0) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (!signalled) signalled = now;
+    if (level >= 2 || now - *signalled > kSilentCoordinator) {
+      return Message(StopMsg{"stop signal, and no word from the coordinator", 0, true});
+    }
   }
 }
 
@@ -53,6 +64,7 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   spec.kill_grace = options.kill_grace;
   spec.log_limit_bytes = options.log_limit_bytes;
   spec.tail_lines = options.tail_lines;
+  spec.memory_limit_bytes = options.memory_limit_bytes;
   spec.env["CLEANSWEEP_PARAMS"] = ToJson(assign.params).dump();
   spec.env["CLEANSWEEP_TRIAL"] = std::to_string(assign.number);
   spec.env["CLEANSWEEP_TRIAL_DIR"] = spec.trial_dir;
@@ -76,6 +88,10 @@ Status Worker::RunTrial(const AssignMsg& assign) {
   if (started.ok()) {
     TrialProcess& trial = **started;
     std::vector<StepReport> steps;
+    using SteadyClock = std::chrono::steady_clock;
+    std::optional<SteadyClock::time_point> stop_at;   // the coordinator's grace for this trial ends
+    std::optional<SteadyClock::time_point> signalled;  // we got a stop signal ourselves
+    std::string stop_reason;
     while (!trial.Finished()) {
       trial.Poll(kTrialPoll, &steps);
       for (const StepReport& s : steps) {
@@ -83,12 +99,33 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         CS_RETURN_IF_ERROR(transport_->Send(0, ReportMsg{{assign.number, s.step, s.value, now}}));
       }
       steps.clear();
+      const auto now = SteadyClock::now();
+      if (stop_at && now >= *stop_at) {
+        trial.Stop(TrialState::kInterrupted, "interrupted: " + stop_reason + " (it did not finish within " +
+                                                 FormatDuration(config_->trial.stop_grace) + ", trial.stop_grace)");
+        stop_at.reset();
+      }
+      if (const int level = signal_poll_ ? signal_poll_() : 0; level > 0) {
+        if (!signalled) signalled = now;
+        if (level >= 2) {
+          trial.Kill(TrialState::kInterrupted, "interrupted: stopped at once by a second stop signal");
+        } else if (now - *signalled > config_->trial.stop_grace + config_->trial.kill_grace + kSilentCoordinator) {
+          trial.Stop(TrialState::kInterrupted, "interrupted: stop signal, and no word from the coordinator");
+        }
+      }
       Result<std::optional<Envelope>> got = transport_->Receive(Millis(0));
       if (!got.ok()) return got.status();
       if (!got->has_value()) continue;
       if (const auto* stop = std::get_if<StopMsg>(&(*got)->message)) {
         stop_ = true;
-        trial.Stop(TrialState::kInterrupted, "interrupted: " + stop->reason);
+        stop_reason = stop->reason;
+        if (stop->immediate) {
+          trial.Kill(TrialState::kInterrupted, "interrupted: " + stop->reason + " (stopped at once)");
+        } else if (stop->grace_ms <= 0) {
+          trial.Stop(TrialState::kInterrupted, "interrupted: " + stop->reason);
+        } else if (!stop_at) {
+          stop_at = now + Millis(stop->grace_ms);
+        }
       } else if (const auto* prune = std::get_if<PruneMsg>(&(*got)->message); prune && prune->number == assign.number) {
         trial.RequestPrune(prune->reason, config_->trial.prune_grace);
       }

@@ -3,6 +3,7 @@
 // in any way; the worker carries on. It never writes the study file.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ class Worker {
   // Returns when the coordinator says stop. An error means the transport failed.
   Status Run();
 
+  // Stop signals this process got (the CLI counts them): 1 = stop gracefully, 2 = stop now. The
+  // coordinator normally gets the same signal and says how to stop; these cover a silent one.
+  void SetSignalPoll(std::function<int()> poll) { signal_poll_ = std::move(poll); }
+
  private:
   Status SetUp(const SetupMsg& setup);
   Status RunTrial(const AssignMsg& assign);
@@ -41,6 +46,7 @@ class Worker {
   std::string program_;
   std::string gpu_;
   std::string trials_root_;
+  std::function<int()> signal_poll_;
   bool stop_ = false;
 };
 

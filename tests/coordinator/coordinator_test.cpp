@@ -33,7 +33,7 @@ StudyConfig Config(const std::string& study, const std::string& sampler, const s
 class BorrowedStore : public StudyStore {
  public:
   explicit BorrowedStore(MemoryStudyStore* target) : target_(target) {}
-  Status AppendTrial(const TrialRecord& r) override { return target_->AppendTrial(r); }
+  Status PutTrial(const TrialRecord& r) override { return target_->PutTrial(r); }
   Status AppendIntermediate(const IntermediateValue& v) override { return target_->AppendIntermediate(v); }
 
  private:

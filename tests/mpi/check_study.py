@@ -31,8 +31,8 @@ EXPECTED = {  # mode -> (state, exit_code, signal, reason fragment)
 def main():
     path, expected_trials, workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     grid = "--grid" in sys.argv
-    with h5py.File(path, "r") as f:
-        assert f.attrs["schema_version"] == 1, dict(f.attrs)
+    with h5py.File(path, "r", swmr=True) as f:
+        assert f.attrs["schema_version"] == 2, dict(f.attrs)
         assert f.attrs["study_name"], "study_name attribute missing"
         trials = pd.DataFrame(f["trials"][:])
         steps = pd.DataFrame(f["intermediate"][:])
@@ -59,6 +59,7 @@ def main():
         elif state != "OOM_GPU":
             assert math.isnan(row["value"]), "%s: a failed trial has a value" % where
         assert row["host"], where
+        assert row["attempt"] == 1 and row["retry_of"] == -1, "%s: not a fresh trial" % where
         assert row["datetime_end"] >= row["datetime_start"] > 1.6e9, where
         assert math.isclose(row["duration"], row["datetime_end"] - row["datetime_start"]), where
         assert row["peak_rss_kb"] > 0, where

@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include <cleansweep/trial.hpp>
 
@@ -42,7 +44,7 @@ int Curve(cleansweep::Trial& trial, bool obey) {
   return 0;
 }
 
-int main() {
+int main(int argc, char** argv) {
   cleansweep::Trial trial = cleansweep::Trial::FromEnvironment();
   const char* env_mode = std::getenv("TOY_MODE");
   const std::string mode = trial.GetString("mode", env_mode ? env_mode : "ok");
@@ -54,6 +56,25 @@ int main() {
   const double sleep_s = trial.GetDouble("sleep", 0.0);
   std::printf("toy trial %lld mode %s\n", static_cast<long long>(trial.number()), mode.c_str());
   std::fflush(stdout);
+  if (mode == "echoargs") {  // its arguments, NUL-terminated, byte for byte, into args.bin
+    const std::string path = std::string(std::getenv("CLEANSWEEP_TRIAL_DIR")) + "/args.bin";
+    std::FILE* out = std::fopen(path.c_str(), "wb");
+    for (int i = 1; out && i < argc; ++i) std::fwrite(argv[i], 1, std::strlen(argv[i]) + 1, out);
+    if (!out || std::fclose(out) != 0) return 5;
+  }
+  if (mode == "escape") {  // fork-and-forget: a child in a session of its own that outlives the trial
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::setsid();
+      if (::fork() == 0) {  // and a grandchild, so that the first one's death re-parents it
+        ::execlp("sleep", "sleep", "600", static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      ::pause();
+      _exit(0);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the grandchild start
+  }
   const double value = Objective(trial);
   for (int step = 0; step < 3; ++step) trial.Report(step, value * (step + 1) / 3.0);
   if (sleep_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s));
@@ -93,6 +114,17 @@ int main() {
     std::printf("flood done\n");
     std::fflush(stdout);
   }
+  if (mode == "hog") {  // touches memory 16 MiB at a time until an allocation fails (std::bad_alloc)
+    std::vector<std::unique_ptr<char[]>> blocks;
+    for (int i = 0; i < 256; ++i) {  // 4 GiB at most: past that, no limit is working
+      blocks.emplace_back(new char[16 << 20]);
+      std::memset(blocks.back().get(), 1, 16 << 20);
+    }
+    std::fprintf(stderr, "toy: allocated 4 GiB without hitting a limit\n");
+    return 4;
+  }
+  if (mode == "abort") ::abort();
+  if (mode == "sigkill") ::raise(SIGKILL);  // as the kernel's OOM killer would
   if (mode == "oom") {
     trial.ReportOutOfMemory("gpu", "CUDA out of memory. Tried to allocate 2.00 GiB");
     return cleansweep::kExitOutOfMemory;

@@ -64,7 +64,7 @@ TEST(StudyFile, WritesAndReadsBackEveryField) {
     Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(path, config);
     ASSERT_TRUE(file.ok()) << file.status().message();
     for (int i = 0; i < 150; ++i) {  // more rows than one chunk
-      ASSERT_TRUE((*file)->AppendTrial(Record(i, i % 3 != 0)).ok());
+      ASSERT_TRUE((*file)->PutTrial(Record(i, i % 3 != 0)).ok());
       ASSERT_TRUE((*file)->AppendIntermediate({i, 0, 0.25, 1000.0}).ok());
     }
   }
@@ -107,7 +107,7 @@ TEST(StudyFile, RowsAreDurableBeforeTheFileIsClosed) {
   const std::string path = dir.File("s.h5");
   Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(path, Config(path));
   ASSERT_TRUE(file.ok());
-  ASSERT_TRUE((*file)->AppendTrial(Record(0, true)).ok());
+  ASSERT_TRUE((*file)->PutTrial(Record(0, true)).ok());
   // A second reader sees the flushed row while the writer still holds the file.
   const std::string copy = dir.File("copy.h5");
   std::filesystem::copy_file(path, copy);

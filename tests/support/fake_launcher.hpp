@@ -47,6 +47,7 @@ class FakeTrial : public TrialProcess {
   void Stop(TrialState state, const std::string& reason) override {
     if (!stop_) stop_ = state, reason_ = reason;
   }
+  void Kill(TrialState state, const std::string& reason) override { Stop(state, reason); }
   void RequestPrune(const std::string& reason, Millis) override {
     if (!stop_) {
       stop_ = TrialState::kPruned, reason_ = reason;
