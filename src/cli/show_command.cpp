@@ -62,10 +62,23 @@ int ShowCommand(const ShowArgs& args) {
   std::printf("sampler %s (seed %lld), created %s by cleansweep %s\n", study->sampler.c_str(), study->seed,
               study->created.c_str(), study->cleansweep_version.c_str());
   std::map<std::string, int> counts;
-  for (const TrialRecord& r : study->trials) ++counts[TrialStateName(r.state)];
-  std::printf("%zu of %lld trials finished:", study->trials.size(), static_cast<long long>(c.study.n_trials));
+  int finished = 0, running = 0, interrupted = 0;
+  for (const TrialRecord& r : study->trials) {
+    if (r.state == TrialState::kRunning) {
+      ++running;
+    } else if (r.state == TrialState::kInterrupted) {
+      ++interrupted;
+    } else {
+      ++finished;
+      ++counts[TrialStateName(r.state)];
+    }
+  }
+  std::printf("%d of %lld trials finished:", finished, static_cast<long long>(c.study.n_trials));
   for (const auto& [state, n] : counts) std::printf(" %s %d", state.c_str(), n);
   std::printf("\n");
+  // RUNNING rows are live while a coordinator holds the study, or were cut off by a crash.
+  if (running > 0) std::printf("running: %d (or cut off, if no coordinator is running it)\n", running);
+  if (interrupted > 0) std::printf("interrupted: %d (each runs again, as a new trial, on resume)\n", interrupted);
   PrintSamplerTime(*study);
   const TrialRecord* best = nullptr;
   for (const TrialRecord& r : study->trials) {

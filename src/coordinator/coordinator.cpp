@@ -131,6 +131,7 @@ Status Coordinator::Dispatch() {
 ProgressState Coordinator::State() const {
   ProgressState s;
   s.done = summary_.finished;
+  s.done_before = finished_before_;
   s.total = std::max(target_, summary_.finished);
   s.running = static_cast<std::int64_t>(history_.running.size());
   s.failed = summary_.finished - summary_.complete;
@@ -269,6 +270,7 @@ Status Coordinator::RecordPrior() {
     evidence.output_tail.clear();
     history_.finished.push_back(std::move(evidence));
   }
+  finished_before_ = summary_.finished;
   progress_->Message("resuming: " + std::to_string(summary_.finished) + " trials finished, " +
                      std::to_string(interrupted) + " interrupted and " + std::to_string(retries) +
                      " retries to run, numbering continues at " + std::to_string(next_number_));

@@ -109,6 +109,7 @@ class Coordinator {
   std::vector<TrialRecord> prior_;               // the file's trials, when resuming
   StopPoll stop_poll_;
   int stop_level_ = 0;
+  std::int64_t finished_before_ = 0;  // finished in earlier runs, when resuming
   std::unique_ptr<Pruner> pruner_;                 // null without `pruner:`
   Curves curves_;                                  // every trial's intermediate values
   std::set<std::int64_t> prune_sent_;              // running trials already told to stop

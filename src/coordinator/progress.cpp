@@ -29,8 +29,9 @@ std::string Progress::StatusLine(const ProgressState& s) {
     line += buf;
   }
   line += " elapsed " + Seconds(s.elapsed_s);
-  if (s.done > 0 && s.done < s.total) {
-    line += " ETA " + Seconds(s.elapsed_s / static_cast<double>(s.done) * static_cast<double>(s.total - s.done));
+  if (s.done > s.done_before && s.done < s.total) {
+    line += " ETA " + Seconds(s.elapsed_s / static_cast<double>(s.done - s.done_before) *
+                              static_cast<double>(s.total - s.done));
   }
   return line;
 }

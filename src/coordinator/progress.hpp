@@ -14,6 +14,7 @@ namespace cleansweep {
 
 struct ProgressState {
   std::int64_t done = 0;
+  std::int64_t done_before = 0;  // finished in earlier runs of a resumed study
   std::int64_t total = 0;
   std::int64_t running = 0;
   std::int64_t failed = 0;  // finished in any state but COMPLETE

@@ -459,6 +459,7 @@ Status SpawnLauncher::StartGuard() {
     // The guard: async-signal-safe calls only. Its own session, so signals meant for the job's
     // process groups pass it by; it ends when the worker's end of the pipe closes.
     ::setsid();
+    ::prctl(PR_SET_NAME, "cs-trial-guard");  // what ps and top show for it
     for (int fd = 0; fd < max_fd; ++fd) {
       if (fd != in) ::close(fd);
     }
@@ -499,8 +500,15 @@ void SpawnLauncher::KillRunningTrials() {
 
 Result<std::unique_ptr<TrialProcess>> SpawnLauncher::Start(const LaunchSpec& spec) {
   std::error_code ec;
-  std::filesystem::create_directories(spec.trial_dir, ec);
+  const std::filesystem::path dir(spec.trial_dir);
+  const bool new_root = !std::filesystem::exists(dir.parent_path(), ec);
+  std::filesystem::create_directories(dir, ec);
   if (ec) return Status::IoError(spec.trial_dir + ": cannot create the trial folder: " + ec.message());
+  // Others may read what trials leave, never write it, whatever the umask.
+  for (const std::filesystem::path& made : {dir, new_root ? dir.parent_path() : dir}) {
+    std::filesystem::permissions(made, std::filesystem::perms::group_write | std::filesystem::perms::others_write,
+                                 std::filesystem::perm_options::remove, ec);
+  }
   Result<OutputCapture> capture =
       OutputCapture::Open(spec.trial_dir + "/log.txt", spec.log_limit_bytes, spec.tail_lines);
   if (!capture.ok()) return capture.status();

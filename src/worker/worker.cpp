@@ -67,6 +67,7 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   spec.memory_limit_bytes = options.memory_limit_bytes;
   spec.env["CLEANSWEEP_PARAMS"] = ToJson(assign.params).dump();
   spec.env["CLEANSWEEP_TRIAL"] = std::to_string(assign.number);
+  spec.env["CLEANSWEEP_ATTEMPT"] = std::to_string(assign.attempt);
   spec.env["CLEANSWEEP_TRIAL_DIR"] = spec.trial_dir;
   spec.env["CLEANSWEEP_REPORT_FD"] = std::to_string(SpawnLauncher::kReportFd);
   spec.env["CLEANSWEEP_CONTROL_FD"] = std::to_string(SpawnLauncher::kControlFd);

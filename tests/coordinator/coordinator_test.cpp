@@ -3,7 +3,9 @@
 #include "coordinator/coordinator.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -63,6 +65,9 @@ class Sweep {
     }
   }
 
+  // Called on the coordinator before it runs (to resume it, or to give it a stop poll).
+  std::function<void(Coordinator&)> prepare;
+
   Result<RunSummary> Run(const Clock& clock, bool* store_opened = nullptr) {
     std::vector<std::thread> threads;
     std::vector<Status> worker_status(workers_.size());
@@ -75,6 +80,7 @@ class Sweep {
     Progress progress(sink, false, config_);
     Coordinator coordinator(config_, &coordinator_transport_, sampler->get(), &clock, &progress,
                             CoordinatorTiming{Millis(20), Millis(5000)});
+    if (prepare) prepare(coordinator);
     Result<RunSummary> summary = coordinator.Run(
         [&]() -> Result<std::unique_ptr<StudyStore>> {
           if (store_opened) *store_opened = true;
@@ -206,6 +212,163 @@ TEST(Coordinator, TrialsGetTheProtocolEnvironment) {
   EXPECT_EQ(env.at("CLEANSWEEP_REPORT_FD"), "3");
   EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "0");
   EXPECT_TRUE(nlohmann::json::parse(env.at("CLEANSWEEP_PARAMS")).contains("x"));
+}
+
+}  // namespace
+}  // namespace cleansweep
+
+namespace cleansweep {
+namespace {
+
+const TrialRecord* Find(const std::vector<TrialRecord>& trials, std::int64_t number) {
+  for (const TrialRecord& r : trials) {
+    if (r.number == number) return &r;
+  }
+  return nullptr;
+}
+
+TEST(CoordinatorRetries, ACrashedTrialRunsAgainWithItsParametersUntilItSucceeds) {
+  StudyConfig config = Config("{name: r, n_trials: 6, direction: maximize}", "{kind: random, seed: 4}");
+  config.trial.retries = 2;
+  Sweep sweep(config, 2);
+  sweep.launcher().crash_until_attempt = 3;  // attempts 1 and 2 crash, the third completes
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->finished, 6);  // n_trials counts configurations, not attempts
+  EXPECT_EQ(summary->complete, 6);
+  const auto& trials = sweep.store()->trials;
+  ASSERT_EQ(trials.size(), 18u);
+  int fresh = 0;
+  for (const TrialRecord& r : trials) {
+    if (r.retry_of < 0) {
+      ++fresh;
+      EXPECT_EQ(r.attempt, 1);
+      EXPECT_EQ(r.state, TrialState::kCrash);
+      continue;
+    }
+    const TrialRecord* parent = Find(trials, r.retry_of);
+    ASSERT_NE(parent, nullptr) << "trial " << r.number << " retries a trial that is not there";
+    EXPECT_LT(parent->number, r.number);
+    EXPECT_EQ(r.attempt, parent->attempt + 1);
+    EXPECT_EQ(parent->state, TrialState::kCrash);
+    EXPECT_EQ(r.params, parent->params);
+    EXPECT_EQ(r.state, r.attempt == 3 ? TrialState::kComplete : TrialState::kCrash);
+  }
+  EXPECT_EQ(fresh, 6);
+}
+
+TEST(CoordinatorRetries, GivesUpAfterTrialRetriesAndOnlyRetriesTheListedStates) {
+  StudyConfig config = Config("{name: r, n_trials: 4, direction: maximize}", "{kind: random, seed: 4}");
+  config.trial.retries = 1;
+  Sweep sweep(config, 2);
+  sweep.launcher().crash_until_attempt = 100;  // always crashes
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->finished, 4);
+  EXPECT_EQ(summary->complete, 0);
+  EXPECT_EQ(sweep.store()->trials.size(), 8u);  // each configuration twice: the trial and one retry
+
+  config.trial.retry_on = {TrialState::kTimeout};  // crashes are not retried
+  Sweep no_retry(config, 2);
+  no_retry.launcher().crash_until_attempt = 100;
+  ASSERT_TRUE(no_retry.Run(clock).ok());
+  EXPECT_EQ(no_retry.store()->trials.size(), 4u);
+}
+
+TrialRecord Prior(std::int64_t number, TrialState state, double x, std::int64_t retry_of = -1) {
+  TrialRecord r;
+  r.number = number;
+  r.state = state;
+  r.params = {{"x", x}, {"n", std::int64_t{2}}};
+  r.retry_of = retry_of;
+  r.attempt = retry_of < 0 ? 1 : 2;
+  if (state == TrialState::kComplete) r.value = FakeObjective(r.params);
+  return r;
+}
+
+TEST(CoordinatorResume, KeepsFinishedTrialsRerunsCutOffOnesAndContinuesTheNumbering) {
+  StudyConfig config = Config("{name: r, n_trials: 6, direction: maximize}", "{kind: random, seed: 9}");
+  Sweep sweep(config, 2);
+  std::vector<TrialRecord> prior = {
+      Prior(0, TrialState::kComplete, 0.1),
+      Prior(1, TrialState::kRunning, 0.2),      // the last run was killed while it ran
+      Prior(2, TrialState::kInterrupted, 0.3),  // stopped by a signal, not yet run again
+      Prior(3, TrialState::kCrash, 0.4),        // final: no retries configured
+      Prior(4, TrialState::kInterrupted, 0.5),  // stopped, and already run again as trial 5
+      Prior(5, TrialState::kComplete, 0.5, 4),
+  };
+  for (const TrialRecord& r : prior) sweep.store()->trials.push_back(r);  // the file as it was
+  sweep.prepare = [&](Coordinator& c) { c.Resume(prior, {{0, 0, 0.5, 1.0}}); };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->finished, 6);  // 0, 3, 5 from before; the reruns of 1 and 2, and one new trial
+  const auto& trials = sweep.store()->trials;
+  ASSERT_EQ(trials.size(), 9u);
+  EXPECT_EQ(Find(trials, 1)->state, TrialState::kInterrupted);  // its RUNNING row was corrected
+  EXPECT_NE(Find(trials, 1)->reason.find("coordinator stopped"), std::string::npos);
+  std::set<std::int64_t> rerun_of;
+  for (std::int64_t n = 6; n <= 8; ++n) {
+    const TrialRecord* r = Find(trials, n);
+    ASSERT_NE(r, nullptr) << "numbering must continue at 6";
+    EXPECT_EQ(r->state, TrialState::kComplete);
+    if (r->retry_of >= 0) {
+      rerun_of.insert(r->retry_of);
+      EXPECT_EQ(r->params, Find(prior, r->retry_of)->params);
+      EXPECT_EQ(r->attempt, 2);
+    } else {
+      // A new trial gets the parameters an unbroken run would have given the 6th fresh trial
+      // (sample index 5: trials 0-4 were fresh).
+      Result<std::unique_ptr<Sampler>> sampler = MakeSampler(config);
+      ASSERT_TRUE(sampler.ok());
+      EXPECT_EQ(r->params, *(*sampler)->Ask(5, TrialHistory{}));
+    }
+  }
+  EXPECT_EQ(rerun_of, (std::set<std::int64_t>{1, 2}));
+}
+
+TEST(CoordinatorStop, AGracefulStopLetsRunningTrialsEndInterruptedAndReportsIt) {
+  StudyConfig config = Config("{name: s, n_trials: 50, direction: maximize}", "{kind: random, seed: 1}");
+  config.trial.stop_grace = Millis(30);
+  Sweep sweep(config, 3, /*hang=*/true);
+  std::atomic<int> polls{0};
+  sweep.prepare = [&](Coordinator& c) {
+    c.SetStopPoll([&] { return ++polls > 5 ? StopRequest{1, "SIGUSR1 received"} : StopRequest{}; });
+  };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_TRUE(summary->interrupted);
+  const auto& trials = sweep.store()->trials;
+  ASSERT_EQ(trials.size(), 3u);  // one per worker; nothing new after the request
+  for (const TrialRecord& r : trials) {
+    EXPECT_EQ(r.state, TrialState::kInterrupted);
+    EXPECT_NE(r.reason.find("SIGUSR1 received"), std::string::npos) << r.reason;
+  }
+}
+
+TEST(CoordinatorStop, ASecondRequestStopsAtOnceAndLeavesRunningRowsForResume) {
+  StudyConfig config = Config("{name: s, n_trials: 50, direction: maximize}", "{kind: random, seed: 1}");
+  config.trial.stop_grace = Millis(60'000);  // a graceful stop would wait a minute
+  Sweep sweep(config, 2, /*hang=*/true);
+  std::atomic<int> polls{0};
+  sweep.prepare = [&](Coordinator& c) {
+    c.SetStopPoll([&] {
+      const int n = ++polls;
+      return n > 8 ? StopRequest{2, "SIGINT received"} : n > 5 ? StopRequest{1, "SIGINT received"} : StopRequest{};
+    });
+  };
+  const SystemClock clock;
+  // Returns only once both workers have stopped: with the minute of grace, only the second
+  // request can have stopped them this soon.
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_TRUE(summary->interrupted);
+  for (const TrialRecord& r : sweep.store()->trials) {
+    EXPECT_TRUE(r.state == TrialState::kRunning || r.state == TrialState::kInterrupted);
+  }
 }
 
 }  // namespace

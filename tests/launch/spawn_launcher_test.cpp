@@ -3,9 +3,13 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -170,6 +174,124 @@ TEST_F(SpawnLauncherTest, ParametersReachTheTrial) {
   const TrialOutcome o = RunToEnd(Spec("ok", R"({"x": 0.5, "n": 6, "opt": "b"})"));
   ASSERT_TRUE(o.value);
   EXPECT_DOUBLE_EQ(*o.value, 1.0 - 0.04 - 0.04 + 0.05);
+}
+
+// The pids a toy trial recorded in its folder (itself, and children it started).
+std::vector<pid_t> RecordedPids(const std::string& trial_dir) {
+  std::vector<pid_t> pids;
+  std::ifstream in(trial_dir + "/pids.txt");
+  for (int pid; in >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+// Alive and not a zombie.
+bool Alive(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+// Waits up to 5 s for every pid to be gone; returns those still alive.
+std::vector<pid_t> Survivors(const std::vector<pid_t>& pids) {
+  std::vector<pid_t> alive;
+  for (int i = 0; i < 100; ++i) {
+    alive.clear();
+    for (pid_t p : pids) {
+      if (Alive(p)) alive.push_back(p);
+    }
+    if (alive.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (pid_t p : alive) ::kill(p, SIGKILL);  // leave nothing behind, whatever the verdict
+  return alive;
+}
+
+TEST_F(SpawnLauncherTest, ChildrenThatLeftTheGroupAreKilledWhenTheTrialEnds) {
+  ASSERT_TRUE(SpawnLauncher::AdoptOrphans().ok());
+  const LaunchSpec spec = Spec("escape");
+  const TrialOutcome o = RunToEnd(spec);
+  EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
+  const std::vector<pid_t> pids = RecordedPids(spec.trial_dir);
+  ASSERT_EQ(pids.size(), 3u) << "the trial, its setsid child and that child's child";
+  EXPECT_EQ(Survivors(pids), std::vector<pid_t>{});
+}
+
+TEST_F(SpawnLauncherTest, ATrialDiesWithItsWorkerEvenBySigkill) {
+  const LaunchSpec spec = Spec("grandchild");
+  const pid_t worker = ::fork();
+  if (worker == 0) {  // a worker: the guard, one trial, then it waits to be killed
+    SpawnLauncher launcher;
+    if (!SpawnLauncher::StartGuard().ok()) ::_exit(1);
+    Result<std::unique_ptr<TrialProcess>> trial = launcher.Start(spec);
+    if (!trial.ok()) ::_exit(2);
+    std::vector<StepReport> steps;
+    while (true) (*trial)->Poll(Millis(1000), &steps);
+  }
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 200 && pids.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    pids = RecordedPids(spec.trial_dir);
+  }
+  ASSERT_EQ(pids.size(), 2u) << "the trial and the grandchild in its group should be running";
+  ::kill(worker, SIGKILL);
+  int status;
+  ::waitpid(worker, &status, 0);
+  // The trial goes by PR_SET_PDEATHSIG; its grandchild by the guard, which kills the group.
+  EXPECT_EQ(Survivors(pids), std::vector<pid_t>{});
+}
+
+TEST_F(SpawnLauncherTest, AnAbortIsACrash) {
+  const TrialOutcome o = RunToEnd(Spec("abort"));
+  EXPECT_EQ(o.state, TrialState::kCrash) << o.reason;
+  EXPECT_EQ(o.signal, SIGABRT);
+}
+
+TEST_F(SpawnLauncherTest, ASigkillWeDidNotSendReadsAsTheOomKiller) {
+  const TrialOutcome o = RunToEnd(Spec("sigkill"));
+  EXPECT_EQ(o.state, TrialState::kOomHost) << o.reason;
+  EXPECT_NE(o.reason.find("OOM killer"), std::string::npos) << o.reason;
+}
+
+TEST_F(SpawnLauncherTest, AMemoryHogStopsAtTheLimitAsOomHost) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no RLIMIT_DATA fits it";
+#endif
+  LaunchSpec spec = Spec("hog");
+  spec.memory_limit_bytes = 256 << 20;
+  const TrialOutcome o = RunToEnd(spec);
+  EXPECT_EQ(o.state, TrialState::kOomHost) << o.reason << "\n" << o.output_tail;
+  EXPECT_NE(o.reason.find("memory limit"), std::string::npos) << o.reason;
+  EXPECT_NE(o.reason.find("RLIMIT_DATA"), std::string::npos) << o.reason;
+  EXPECT_LT(o.peak_rss_kb, 300 << 10) << "the limit did not hold";
+}
+
+TEST_F(SpawnLauncherTest, ArgumentsReachTheTrialByteForByteWithNoShell) {
+  const std::vector<std::string> words = {"a b",    "\"quoted\" 'single'", "$(touch pwned)", "; rm -rf /",
+                                          "line1\nline2", "tab\there",          "ünïcödé ✓",      "*", "", "`id`"};
+  LaunchSpec spec = Spec("echoargs");
+  spec.argv.insert(spec.argv.end(), words.begin(), words.end());
+  const TrialOutcome o = RunToEnd(spec);
+  ASSERT_EQ(o.state, TrialState::kComplete) << o.reason;
+  std::string expected;
+  for (const std::string& w : words) expected += w + std::string(1, '\0');
+  EXPECT_EQ(ReadFile(spec.trial_dir + "/args.bin"), expected);
+  EXPECT_FALSE(std::filesystem::exists("pwned"));
+}
+
+TEST_F(SpawnLauncherTest, TheTrialFolderIsNotWorldWritableWhateverTheUmask) {
+  const mode_t old = ::umask(0);
+  const LaunchSpec spec = Spec("ok");
+  const TrialOutcome o = RunToEnd(spec);
+  ::umask(old);
+  EXPECT_EQ(o.state, TrialState::kComplete);
+  for (const std::string& path : {spec.trial_dir, spec.trial_dir + "/log.txt"}) {
+    const auto perms = std::filesystem::status(path).permissions();
+    EXPECT_EQ(perms & (std::filesystem::perms::others_write | std::filesystem::perms::group_write),
+              std::filesystem::perms::none)
+        << path;
+  }
 }
 
 TEST(TrialEnvironment, DropsTheMpiLaunchersVariables) {

@@ -211,7 +211,8 @@ PY
     launcher=$!
     sleep 2.5  # set-up done, both trials asleep
     ticks() { for p in $(pgrep -f "cleansweep run idle.yaml" | grep -v "^$launcher\$"); do
-      [ "$(ps -o comm= -p "$p")" = cleansweep ] && awk '{print $14 + $15}' "/proc/$p/stat"; done | awk '{s += $1} END {print s}'; }
+      if [ "$(ps -o comm= -p "$p")" = cleansweep ]; then awk '{print $14 + $15}' "/proc/$p/stat"; fi
+      done | awk '{s += $1} END {print s}'; }
     nprocs=$(pgrep -x cleansweep | wc -l)
     t0=$(ticks); s0=$(date +%s.%N)
     sleep 4

@@ -24,6 +24,16 @@ double Objective(const cleansweep::Trial& t) {
   return 1.0 - (x - 0.3) * (x - 0.3) - (n - 4) * (n - 4) / 100.0 + (t.GetString("opt", "a") == "b" ? 0.05 : 0.0);
 }
 
+// Appends `pid` to pids.txt in the trial folder, so tests can check that it is gone later.
+void RecordPid(pid_t pid) {
+  const char* dir = std::getenv("CLEANSWEEP_TRIAL_DIR");
+  if (!dir) return;
+  if (std::FILE* f = std::fopen((std::string(dir) + "/pids.txt").c_str(), "a")) {
+    std::fprintf(f, "%d\n", static_cast<int>(pid));
+    std::fclose(f);
+  }
+}
+
 }  // namespace
 
 // Modes "curve" and "ignoreprune": a learning curve known in advance, value q * s / steps at steps
@@ -62,18 +72,22 @@ int main(int argc, char** argv) {
     for (int i = 1; out && i < argc; ++i) std::fwrite(argv[i], 1, std::strlen(argv[i]) + 1, out);
     if (!out || std::fclose(out) != 0) return 5;
   }
+  RecordPid(::getpid());
   if (mode == "escape") {  // fork-and-forget: a child in a session of its own that outlives the trial
     const pid_t child = ::fork();
     if (child == 0) {
       ::setsid();
-      if (::fork() == 0) {  // and a grandchild, so that the first one's death re-parents it
+      const pid_t grandchild = ::fork();
+      if (grandchild == 0) {  // and a grandchild, so that the first one's death re-parents it
         ::execlp("sleep", "sleep", "600", static_cast<char*>(nullptr));
         _exit(127);
       }
+      RecordPid(::getpid());
+      RecordPid(grandchild);
       ::pause();
       _exit(0);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the grandchild start
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let both record themselves
   }
   const double value = Objective(trial);
   for (int step = 0; step < 3; ++step) trial.Report(step, value * (step + 1) / 3.0);
@@ -97,10 +111,12 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::seconds(600));
   }
   if (mode == "grandchild") {  // leaves a grandchild in its process group, then hangs
-    if (::fork() == 0) {
+    const pid_t child = ::fork();
+    if (child == 0) {
       ::execlp("sleep", "sleep", "600", static_cast<char*>(nullptr));
       _exit(127);
     }
+    RecordPid(child);
     std::this_thread::sleep_for(std::chrono::seconds(600));
   }
   if (mode == "ignoreterm") {  // survives SIGTERM: only SIGKILL ends it

@@ -4,8 +4,15 @@
 #include <cmath>
 #include <filesystem>
 
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include "study/hdf5_handle.hpp"
+#include "study/study_lock.hpp"
 #include "support/temp_dir.hpp"
 
 namespace cleansweep {
@@ -137,6 +144,98 @@ TEST(StudyFile, ReadingSomethingElseIsAClearError) {
   TempDir dir;
   EXPECT_NE(ReadStudyFile(dir.File("missing.h5")).status().message().find("no such study file"), std::string::npos);
   EXPECT_NE(ReadStudyFile(dir.Write("x.h5", "hello")).status().message().find("not an HDF5 file"), std::string::npos);
+}
+
+TEST(StudyFile, AKilledWriterLeavesAFileThatOpensAndResumes) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  const pid_t writer = ::fork();
+  if (writer == 0) {  // writes two rows, then dies without closing anything
+    Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(path, Config(path));
+    if (!file.ok()) ::_exit(1);
+    TrialRecord running = Record(1, true);
+    running.state = TrialState::kRunning;
+    running.value.reset();
+    if (!(*file)->PutTrial(Record(0, true)).ok() || !(*file)->PutTrial(running).ok() ||
+        !(*file)->AppendIntermediate({1, 0, 0.5, 1.0}).ok()) {
+      ::_exit(2);
+    }
+    ::raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(writer, &status, 0), writer);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "writer exited " << WEXITSTATUS(status);
+
+  Result<StudyData> read = ReadStudyFile(path);  // opens although "open for writing" is still set
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ASSERT_EQ(read->trials.size(), 2u);
+  EXPECT_EQ(read->trials[1].state, TrialState::kRunning);
+  EXPECT_EQ(read->intermediate.size(), 1u);
+
+  Result<std::unique_ptr<StudyFile>> file = StudyFile::Reopen(path, Config(path));
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  TrialRecord interrupted = read->trials[1];
+  interrupted.state = TrialState::kInterrupted;
+  ASSERT_TRUE((*file)->PutTrial(interrupted).ok());  // the same row, corrected
+  TrialRecord rerun = Record(2, true);
+  rerun.retry_of = 1;
+  rerun.attempt = 2;
+  ASSERT_TRUE((*file)->PutTrial(rerun).ok());
+  ASSERT_TRUE((*file)->AppendIntermediate({2, 0, 0.5, 2.0}).ok());
+  file->reset();
+
+  read = ReadStudyFile(path);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ASSERT_EQ(read->trials.size(), 3u);
+  EXPECT_EQ(read->trials[1].number, 1);
+  EXPECT_EQ(read->trials[1].state, TrialState::kInterrupted);
+  EXPECT_EQ(read->trials[2].retry_of, 1);
+  EXPECT_EQ(read->trials[2].attempt, 2);
+  EXPECT_EQ(read->intermediate.size(), 2u);
+  EXPECT_FALSE(std::filesystem::exists(StudyLock::LockPath(path)));  // released and removed
+}
+
+TEST(StudyFile, ASecondWriterIsRefusedWithTheHolderNamed) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  Result<std::unique_ptr<StudyFile>> first = StudyFile::Create(path, Config(path));
+  ASSERT_TRUE(first.ok());
+  for (const Result<std::unique_ptr<StudyFile>>& second :
+       {StudyFile::Reopen(path, Config(path)), StudyFile::Create(path, Config(path))}) {
+    ASSERT_FALSE(second.ok());
+    EXPECT_EQ(second.status().code(), Status::Code::kInvalidInput);
+    EXPECT_NE(second.status().message().find("in use by cleansweep pid " + std::to_string(::getpid())),
+              std::string::npos)
+        << second.status().message();
+  }
+  EXPECT_TRUE((*first)->PutTrial(Record(0, true)).ok());  // the first one is undisturbed
+}
+
+TEST(StudyFile, ReopenRefusesAnotherSchemaVersion) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  ASSERT_TRUE(StudyFile::Create(path, Config(path)).ok());
+  {
+    h5::Handle f(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    ASSERT_TRUE(f.valid());
+    H5Adelete(f.get(), "schema_version");
+    ASSERT_TRUE(h5::WriteAttr(f.get(), "schema_version", 1LL).ok());
+  }
+  Result<std::unique_ptr<StudyFile>> file = StudyFile::Reopen(path, Config(path));
+  ASSERT_FALSE(file.ok());
+  EXPECT_NE(file.status().message().find("schema 1"), std::string::npos) << file.status().message();
+}
+
+TEST(StudyFile, IsNotWorldWritableWhateverTheUmask) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  const mode_t old = ::umask(0);
+  Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(path, Config(path));
+  ::umask(old);
+  ASSERT_TRUE(file.ok());
+  const auto perms = std::filesystem::status(path).permissions();
+  EXPECT_EQ(perms & (std::filesystem::perms::others_write | std::filesystem::perms::group_write),
+            std::filesystem::perms::none);
 }
 
 TEST(TableLayout, ParameterColumnTypesFollowTheirValues) {

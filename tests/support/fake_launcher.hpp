@@ -23,7 +23,8 @@ inline double FakeObjective(const ParamSet& p) {
 
 class FakeTrial : public TrialProcess {
  public:
-  FakeTrial(ParamSet params, int polls, bool hang) : params_(std::move(params)), polls_left_(polls), hang_(hang) {}
+  FakeTrial(ParamSet params, int polls, bool hang, bool crash = false)
+      : params_(std::move(params)), polls_left_(polls), hang_(hang), crash_(crash) {}
 
   void Poll(Millis, std::vector<StepReport>* steps) override {
     if (finished_) return;
@@ -36,6 +37,13 @@ class FakeTrial : public TrialProcess {
     steps->push_back({step_, FakeObjective(params_) * static_cast<double>(step_ + 1)});
     outcome_.last_step = step_++;
     if (hang_ || --polls_left_ > 0) return;
+    if (crash_) {
+      outcome_.state = TrialState::kCrash;
+      outcome_.signal = 11;
+      outcome_.reason = "killed by signal 11 (Segmentation fault)";
+      finished_ = true;
+      return;
+    }
     outcome_.state = TrialState::kComplete;
     outcome_.value = FakeObjective(params_);
     outcome_.exit_code = 0;
@@ -60,6 +68,7 @@ class FakeTrial : public TrialProcess {
   ParamSet params_;
   int polls_left_;
   bool hang_;
+  bool crash_;
   std::int64_t step_ = 0;
   bool finished_ = false;
   std::optional<TrialState> stop_;
@@ -78,7 +87,8 @@ class FakeLauncher : public Launcher {
     }
     Result<ParamSet> params = ParamSetFromJson(nlohmann::json::parse(spec.env.at("CLEANSWEEP_PARAMS")));
     const int polls = 1 + static_cast<int>(started % 3);  // uneven durations
-    return std::unique_ptr<TrialProcess>(std::make_unique<FakeTrial>(*params, polls, hang_));
+    const bool crash = std::stoi(spec.env.at("CLEANSWEEP_ATTEMPT")) < crash_until_attempt;
+    return std::unique_ptr<TrialProcess>(std::make_unique<FakeTrial>(*params, polls, hang_, crash));
   }
 
   std::map<std::string, std::string> last_env() {
@@ -87,6 +97,7 @@ class FakeLauncher : public Launcher {
   }
 
   std::atomic<int> started{0};
+  int crash_until_attempt = 0;  // attempts before this one crash (SIGSEGV)
 
  private:
   bool hang_;
