@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -121,6 +122,12 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
     std::printf("no trial completed; see the reasons with: cleansweep show %s\n", config.study.storage.c_str());
   }
   std::printf("study file: %s\n", config.study.storage.c_str());
+  if (std::vector<double> ms = summary->commit_ms; !ms.empty()) {
+    std::sort(ms.begin(), ms.end());
+    const auto at = [&ms](double q) { return ms[std::min(ms.size() - 1, static_cast<size_t>(q * static_cast<double>(ms.size())))]; };
+    std::printf("commits: %zu trial rows made durable, median %.2f ms, p99 %.2f ms each\n", ms.size(), at(0.5),
+                at(0.99));
+  }
   if (summary->interrupted) {
     std::printf("stopped before the end (%lld of %lld trials); continue with: cleansweep resume %s\n",
                 static_cast<long long>(summary->finished), static_cast<long long>(config.study.n_trials),

@@ -1,6 +1,7 @@
 #include "coordinator/coordinator.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace cleansweep {
 namespace {
@@ -117,7 +118,7 @@ Status Coordinator::Dispatch() {
     running.worker = static_cast<int>(rank);
     running.host = slot.host;
     running.gpu = slot.gpu;
-    CS_RETURN_IF_ERROR(store_->PutTrial(running));  // RUNNING in the file before it starts
+    CS_RETURN_IF_ERROR(Commit(running));  // RUNNING in the file before it starts
     curves_[running.number];                         // running, no values yet
     CS_RETURN_IF_ERROR(transport_->Send(static_cast<int>(rank), AssignMsg{running.number, running.params,
                                                                            running.attempt}));
@@ -157,7 +158,7 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   record.retry_of = it->second.retry_of;
   record.attempt = it->second.attempt;
   running_.erase(it);
-  CS_RETURN_IF_ERROR(store_->PutTrial(record));  // durable before anything else happens
+  CS_RETURN_IF_ERROR(Commit(record));  // durable before anything else happens
   curves_[record.number].state = record.state;
   prune_sent_.erase(record.number);
   int failures = failures_[record.number];
@@ -210,6 +211,13 @@ Status Coordinator::Handle(const Envelope& envelope) {
                               std::to_string(envelope.source));
 }
 
+Status Coordinator::Commit(const TrialRecord& record) {
+  const auto start = std::chrono::steady_clock::now();  // a measurement, not a scheduling decision
+  Status status = store_->PutTrial(record);
+  summary_.commit_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  return status;
+}
+
 void Coordinator::StopAll(const std::string& reason) {
   for (int rank = 1; rank < transport_->size(); ++rank) transport_->Send(rank, StopMsg{reason});
 }
@@ -237,7 +245,7 @@ Status Coordinator::RecordPrior() {
       r.state = TrialState::kInterrupted;
       r.end_time = r.start_time;
       r.reason = "interrupted: the coordinator stopped while it ran (killed, or the job ended); run again";
-      CS_RETURN_IF_ERROR(store_->PutTrial(r));
+      CS_RETURN_IF_ERROR(Commit(r));
     }
     by_number[r.number] = &r;
     if (r.retry_of >= 0) rerun_done.insert(r.retry_of);

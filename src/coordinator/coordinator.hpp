@@ -32,6 +32,7 @@ struct RunSummary {
   std::optional<TrialRecord> best;
   bool budget_reached = false;
   bool interrupted = false;  // a stop request ended the run early; `cleansweep resume` continues it
+  std::vector<double> commit_ms;  // how long each trial row took to become durable in the store
 };
 
 // Asked from outside (signal handlers) while Run() is going: 1 = stop gracefully, 2 = stop now.
@@ -81,6 +82,7 @@ class Coordinator {
 
   Status SetUpWorkers(const std::string& trials_root);
   Status RecordPrior();
+  Status Commit(const TrialRecord& record);  // PutTrial, timed
   void CheckStopRequest();
   bool Retryable(const TrialRecord& record, int failures) const;
   Result<Envelope> ReceiveOrFail(Millis max_wait, const char* waiting_for);

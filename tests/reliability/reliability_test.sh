@@ -1,0 +1,256 @@
+#!/bin/bash
+# Reliability under real MPI: `reliability_test.sh SCENARIO BIN_DIR SOURCE_DIR`.
+#   faults              every fault of the toy trial in one sweep: classified, workers survive, nothing left over
+#   graceful            SIGUSR1 to mpirun: trials stop INTERRUPTED, exit 3, `cleansweep resume` finishes the study
+#   sigint_twice        two SIGINTs to the coordinator: stops at once, valid file, the study resumes
+#   kill_worker         SIGKILL to a worker: Open MPI ends the job, no trial process survives, the study resumes
+#   kill_coordinator    SIGKILL to the coordinator: the same
+#   second_coordinator  a second coordinator on a study in use is refused; the first one is undisturbed
+#   concurrent_read     `cleansweep show` and h5py read the study again and again while it is written
+set -euo pipefail
+scenario=$1 bin=$2 src=$3
+work=$(mktemp -d)
+cleanup() {
+  pkill -KILL -f "$work/" 2> /dev/null || true  # whatever a failed check left running
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cd "$work"
+
+mpi=(mpirun --oversubscribe)
+[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+py=/usr/bin/python3
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# config NAME N_TRIALS MODES [EXTRA_TRIAL_KEYS] [EXTRA]: sleepy toy trials whose mode is drawn from MODES.
+config() {
+  cat > "$1.yaml" <<YAML
+study: {name: $1, direction: maximize, n_trials: $2, storage: $work/$1.h5}
+sampler: {kind: random, seed: 11}
+trial: {command: ["$bin/toy_trial"], timeout: 60s, kill_grace: 500ms, stop_grace: 300ms${4:+, $4}}
+space:
+  x: {type: float, low: 0.0, high: 1.0}
+  sleep: {type: float, low: 0.3, high: 1.5}
+  mode: {type: categorical, choices: [$3]}
+${5:-}
+YAML
+}
+
+# Every pid a toy trial recorded (itself, its children) must be gone; zombies count as gone.
+no_trial_left() {
+  local pid left=""
+  for pid in $(cat "$work"/*.trials/*/pids.txt 2> /dev/null); do
+    if [ -e "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2> /dev/null)" != Z ]; then left="$left $pid"; fi
+  done
+  [ -z "$left" ] || fail "trial processes left running:$left ($(ps -o pid,args -p "${left# }" | tail -n +2))"
+}
+
+# Polls until the study file holds at least N rows in state STATE (or any state, with STATE=ANY).
+wait_rows() {
+  local file=$1 n=$2 state=${3:-ANY}
+  for _ in $(seq 1 200); do
+    if [ -f "$file" ] && $py - "$file" "$n" "$state" 2> /dev/null <<'PY'; then return 0; fi
+import sys, h5py
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    states = [s.decode() for s in f["trials"]["state"]]
+n, state = int(sys.argv[2]), sys.argv[3]
+sys.exit(0 if sum(1 for s in states if state in ("ANY", s)) >= n else 1)
+PY
+    sleep 0.1
+  done
+  fail "$file never had $n rows in state $state"
+}
+
+coordinator_pid() {  # the rank-0 process of the run on CONFIG
+  local p
+  for p in $(pgrep -f "cleansweep (run|resume) .*$1"); do
+    if [ "$(ps -o comm= -p "$p")" = cleansweep ] && tr '\0' '\n' < "/proc/$p/environ" | grep -qx OMPI_COMM_WORLD_RANK=0; then
+      echo "$p"
+      return
+    fi
+  done
+}
+
+# check_final STUDY N: exactly N finished trials, every number once, reruns point at interrupted trials.
+check_final() {
+  $py - "$1" "$2" <<'PY'
+import sys, h5py, pandas as pd
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    t = pd.DataFrame(f["trials"][:])
+t["state"] = t["state"].str.decode("utf-8")
+n = int(sys.argv[2])
+assert t["number"].is_unique, "a trial number appears twice"
+assert sorted(t["number"]) == list(range(len(t))), "numbers have gaps: %s" % sorted(t["number"])
+assert not (t["state"] == "RUNNING").any(), "RUNNING rows left after a finished study"
+done = t[t["state"] != "INTERRUPTED"]
+assert len(done) == n, "%d finished trials, expected %d" % (len(done), n)
+for _, r in t[t["retry_of"] >= 0].iterrows():
+    parent = t[t["number"] == r["retry_of"]].iloc[0]
+    assert parent["state"] == "INTERRUPTED", "trial %d re-runs %s trial %d" % (r["number"], parent["state"], parent["number"])
+    assert r["param_x"] == parent["param_x"] and r["attempt"] == parent["attempt"] + 1
+interrupted = set(t[t["state"] == "INTERRUPTED"]["number"])
+assert interrupted == set(t["retry_of"][t["retry_of"] >= 0]), "an interrupted trial was not run again"
+print("%s: %d finished, %d interrupted and run again" % (sys.argv[1], len(done), len(interrupted)))
+PY
+}
+
+case $scenario in
+  faults)
+    # One trial per fault, enqueued in this order; the expected state and reason of each.
+    modes=(ok fail crash abort noreport malformed oom hog sigkill hang grandchild ignoreterm flood escape)
+    enq=""
+    for m in "${modes[@]}"; do enq="$enq  - {mode: $m, sleep: 0.3}
+"; done
+    config faults ${#modes[@]} "$(
+      IFS=,
+      echo "${modes[*]}"
+    )" "memory_limit: 256M" "enqueue:
+$enq"
+    sed -i 's/timeout: 60s/timeout: 2s/' faults.yaml
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run faults.yaml --progress lines > out.txt 2>&1 || fail "run exited $?: $(tail -5 out.txt)"
+    $py - "$work/faults.h5" <<'PY'
+import sys, h5py, pandas as pd
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    t = pd.DataFrame(f["trials"][:])
+for c in ("state", "reason", "param_mode", "output_tail"):
+    t[c] = t[c].str.decode("utf-8")
+expected = {  # mode -> (state, fragment of the reason)
+    "ok": ("COMPLETE", ""), "fail": ("FAIL", "exited with status 3"), "crash": ("CRASH", "signal 11"),
+    "abort": ("CRASH", "signal 6"), "noreport": ("FAIL", "without reporting a final value"),
+    "malformed": ("FAIL", "protocol error"), "oom": ("OOM_GPU", "CUDA out of memory"),
+    "hog": ("OOM_HOST", "memory limit"), "sigkill": ("OOM_HOST", "OOM killer"),
+    "hang": ("TIMEOUT", "timeout of 2.0s"), "grandchild": ("TIMEOUT", "timeout"),
+    "ignoreterm": ("TIMEOUT", "timeout"), "flood": ("COMPLETE", ""), "escape": ("COMPLETE", ""),
+}
+assert len(t) == len(expected), len(t)
+for _, r in t.iterrows():
+    state, reason = expected[r["param_mode"]]
+    assert r["state"] == state, "%s: %s (%s)" % (r["param_mode"], r["state"], r["reason"])
+    assert reason in r["reason"], "%s: reason %r" % (r["param_mode"], r["reason"])
+    tail = "flood done" if r["param_mode"] == "flood" else "mode " + r["param_mode"]  # a flood's head is gone
+    assert tail in r["output_tail"], "%s: output tail %r" % (r["param_mode"], r["output_tail"][-300:])
+print("every fault classified:", dict(t["state"].value_counts()))
+PY
+    no_trial_left
+    ;;
+
+  graceful)
+    config graceful 12 ok
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run graceful.yaml --progress lines > out.txt 2>&1 &
+    job=$!
+    wait_rows graceful.h5 3  # some trials done or running
+    sleep 0.5
+    kill -USR1 $job  # mpirun forwards it to every rank
+    code=0
+    wait $job || code=$?
+    [ "$code" = 3 ] || fail "exit status $code after SIGUSR1, expected 3: $(tail -5 out.txt)"
+    grep -q "SIGUSR1 received: no new trials" out.txt || fail "no stop message: $(cat out.txt)"
+    grep -q "continue with: cleansweep resume $work/graceful.h5" out.txt || fail "no resume hint"
+    no_trial_left
+    "$bin/cleansweep" show graceful.h5 > show.txt
+    ! grep -q "^running:" show.txt || fail "a graceful stop left RUNNING rows: $(cat show.txt)"
+    "${mpi[@]}" -np 3 "$bin/cleansweep" resume graceful.h5 --progress lines > out2.txt 2>&1 || fail "resume exited $?"
+    grep -q "resuming: " out2.txt || fail "resume did not say what it continues"
+    check_final graceful.h5 12
+    ;;
+
+  sigint_twice)
+    config twice 12 ok "" ""
+    # Long trials and a long grace: only the second signal can end the run soon.
+    sed -i 's/stop_grace: 300ms/stop_grace: 60s/; s/low: 0.3, high: 1.5/low: 5.0, high: 6.0/' twice.yaml
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run twice.yaml --progress lines > out.txt 2>&1 &
+    job=$!
+    wait_rows twice.h5 2 RUNNING
+    rank0=$(coordinator_pid twice.yaml)
+    [ -n "$rank0" ] || fail "no coordinator process found"
+    kill -INT "$rank0"
+    sleep 0.3
+    kill -INT "$rank0"
+    code=0
+    wait $job || code=$?
+    [ "$code" = 3 ] || fail "exit status $code after two SIGINTs, expected 3: $(tail -5 out.txt)"
+    grep -q "again: stopping now" out.txt || fail "no immediate-stop message: $(cat out.txt)"
+    no_trial_left
+    "$bin/cleansweep" show twice.h5 > /dev/null || fail "the study file does not open"
+    sed -i "s/low: 5.0, high: 6.0/low: 0.3, high: 1.5/" twice.yaml  # the reruns keep their 5-6 s
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run twice.yaml --resume --force --progress lines > out2.txt 2>&1 ||
+      fail "resume exited $?: $(tail -3 out2.txt)"
+    check_final twice.h5 12
+    ;;
+
+  kill_worker | kill_coordinator)
+    config kill 10 "ok, grandchild" "" ""
+    sed -i "s/timeout: 60s/timeout: 3s/" kill.yaml  # grandchild trials hang until their timeout
+    sed -i 's/sleep: {type: float, low: 0.3, high: 1.5}/sleep: {type: float, low: 3.0, high: 5.0}/' kill.yaml
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run kill.yaml --progress lines > out.txt 2>&1 &
+    job=$!
+    wait_rows kill.h5 2 RUNNING
+    sleep 0.3
+    rank0=$(coordinator_pid kill.yaml)
+    if [ "$scenario" = kill_worker ]; then
+      victim=""
+      for p in $(pgrep -f "cleansweep run kill.yaml"); do  # a worker rank: mpirun's child, not rank 0
+        if [ "$(ps -o comm= -p "$p")" = cleansweep ] && [ "$p" != "$rank0" ] &&
+          [ "$(ps -o ppid= -p "$p" | tr -d ' ')" = "$job" ]; then
+          victim=$p
+          break
+        fi
+      done
+    else
+      victim=$rank0
+    fi
+    [ -n "$victim" ] || fail "no process to kill"
+    kill -KILL "$victim"
+    wait $job && fail "mpirun exited 0 although a rank was killed"
+    no_trial_left
+    "$bin/cleansweep" show kill.h5 > /dev/null || fail "the study file does not open"
+    "${mpi[@]}" -np 3 "$bin/cleansweep" resume kill.h5 --progress lines > out2.txt 2>&1 || fail "resume exited $?"
+    check_final kill.h5 10
+    no_trial_left
+    ;;
+
+  second_coordinator)
+    config busy 6 ok
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run busy.yaml --progress lines > out.txt 2>&1 &
+    job=$!
+    wait_rows busy.h5 1
+    code=0
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run busy.yaml --resume > out2.txt 2> err2.txt || code=$?
+    [ "$code" = 2 ] || fail "a second coordinator exited $code, expected 2: $(cat err2.txt)"
+    grep -q "the study is in use by cleansweep pid [0-9]* on .* since " err2.txt || fail "message: $(cat err2.txt)"
+    [ "$(grep -c "cleansweep: error" err2.txt)" = 1 ] || fail "expected one error line: $(cat err2.txt)"
+    wait $job || fail "the first coordinator failed: $(tail -5 out.txt)"
+    check_final busy.h5 6
+    ;;
+
+  concurrent_read)
+    config watched 16 ok
+    sed -i 's/low: 0.3, high: 1.5/low: 0.1, high: 0.4/' watched.yaml
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run watched.yaml --progress lines > out.txt 2>&1 &
+    job=$!
+    wait_rows watched.h5 1
+    reads=0
+    while kill -0 $job 2> /dev/null; do
+      "$bin/cleansweep" show watched.h5 > show.txt 2> show_err.txt || fail "show failed during the run: $(cat show_err.txt)"
+      $py -c "
+import h5py
+with h5py.File('$work/watched.h5', 'r', swmr=True) as f:
+    t = f['trials'][:]
+    assert len(t) >= 1 and set(t['state']) <= {b'RUNNING', b'COMPLETE'}, t['state']
+" || fail "h5py could not read the study during the run"
+      reads=$((reads + 1))
+    done
+    wait $job || fail "the sweep failed while being read: $(tail -5 out.txt)"
+    [ "$reads" -ge 3 ] || fail "only $reads reads happened during the run"
+    echo "$reads reads of each kind during the run"
+    check_final watched.h5 16
+    ;;
+
+  *) fail "unknown scenario $scenario" ;;
+esac
+echo "PASS: $scenario"
