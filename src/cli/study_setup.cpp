@@ -1,5 +1,7 @@
 #include "cli/study_setup.hpp"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -78,6 +80,17 @@ Result<PreparedStudy> PrepareStudy(const std::string& path, const std::vector<st
   if (!program.ok()) return program.status().WithContext(path);
   const std::string& storage = config->study.storage;
   std::error_code ec;
+  // The nearest existing folder on the way to the study file must be a folder we can write into.
+  std::filesystem::path existing = std::filesystem::absolute(storage, ec).parent_path();
+  while (!existing.empty() && !std::filesystem::exists(existing, ec) && existing != existing.root_path()) {
+    existing = existing.parent_path();
+  }
+  if (!std::filesystem::is_directory(existing, ec) || ::access(existing.c_str(), W_OK) != 0) {
+    return Status::InvalidInput(path + ": study.storage: " + existing.string() + " cannot hold the study file " +
+                                storage + " (" +
+                                (std::filesystem::is_directory(existing, ec) ? "not writable" : "not a folder") +
+                                "); choose another study.storage");
+  }
   const bool exists = std::filesystem::exists(storage, ec);
   if (mode == StudyMode::kNew && exists) {
     return Status::InvalidInput(path + ": study.storage: " + storage +

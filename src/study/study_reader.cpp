@@ -182,7 +182,10 @@ Result<StudyData> ReadStudyFile(const std::string& path) {
   if (!file.ok()) {
     file = h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path + ": cannot open the study file");
   }
-  if (!file.ok()) return file.status();
+  if (!file.ok()) {  // an HDF5 signature but no readable file: damaged, or cut short by a copy
+    return Status::InvalidInput(file.status().message() +
+                                "; the file is damaged or incomplete (a partial copy?): use another copy");
+  }
   const hid_t f = file->get();
   StudyData study;
   study.path = path;

@@ -1,5 +1,7 @@
 #include "config/study_config.hpp"
 
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "support/temp_dir.hpp"
@@ -265,6 +267,37 @@ TEST(Placeholders, FindsNamesAndEscapes) {
   EXPECT_EQ(*PlaceholdersIn("--lr={lr}/{trial}"), (std::vector<std::string>{"lr", "trial"}));
   EXPECT_TRUE(PlaceholdersIn("{{literal}}")->empty());
   EXPECT_FALSE(PlaceholdersIn("a}b").ok());
+}
+
+}  // namespace
+}  // namespace cleansweep
+
+namespace cleansweep {
+namespace {
+
+TEST(StudyConfig, ReliabilityOptionsHaveSafeDefaultsAndParse) {
+  Result<StudyConfig> defaults = LoadConfigText(kGood, "c.yaml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->trial.retries, 0);
+  EXPECT_EQ(defaults->trial.retry_on, (std::set<TrialState>{TrialState::kCrash, TrialState::kTimeout}));
+  EXPECT_EQ(defaults->trial.memory_limit_bytes, 0);
+  EXPECT_EQ(defaults->trial.stop_grace, Millis(10'000));
+  Result<StudyConfig> set = LoadConfigText(kGood, "c.yaml",
+                                           {"trial.retries=3", "trial.retry_on=[oom_gpu, CRASH, fail]",
+                                            "trial.memory_limit=1.5G", "trial.stop_grace=2m"});
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_EQ(set->trial.retries, 3);
+  EXPECT_EQ(set->trial.retry_on, (std::set<TrialState>{TrialState::kOomGpu, TrialState::kCrash, TrialState::kFail}));
+  EXPECT_EQ(set->trial.memory_limit_bytes, 1610612736);
+  EXPECT_EQ(set->trial.stop_grace, Millis(120'000));
+}
+
+TEST(StudyConfig, ReliabilityOptionsRefuseNonsense) {
+  EXPECT_NE(ErrorOf(kGood, {"trial.retries=-1"}).find("trial.retries: must be between 0 and 100"), std::string::npos);
+  EXPECT_NE(ErrorOf(kGood, {"trial.retry_on=[complete]"}).find("unknown failure 'complete'"), std::string::npos);
+  EXPECT_NE(ErrorOf(kGood, {"trial.retry_on=crash"}).find("expected a list of states"), std::string::npos);
+  EXPECT_NE(ErrorOf(kGood, {"trial.memory_limit=8Q"}).find("not a memory size"), std::string::npos);
+  EXPECT_NE(ErrorOf(kGood, {"trial.stop_grace=soon"}).find("trial.stop_grace"), std::string::npos);
 }
 
 }  // namespace

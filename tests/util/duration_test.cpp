@@ -33,3 +33,33 @@ TEST(FormatDuration, IsCompact) {
 
 }  // namespace
 }  // namespace cleansweep
+
+#include "util/byte_size.hpp"
+
+namespace cleansweep {
+namespace {
+
+TEST(ParseByteSize, AcceptsBinaryUnitsInAnySpelling) {
+  EXPECT_EQ(*ParseByteSize("2048"), 2048);
+  EXPECT_EQ(*ParseByteSize("512M"), 512LL << 20);
+  EXPECT_EQ(*ParseByteSize("512MiB"), 512LL << 20);
+  EXPECT_EQ(*ParseByteSize("8g"), 8LL << 30);
+  EXPECT_EQ(*ParseByteSize("1.5GB"), 3LL << 29);
+  EXPECT_EQ(*ParseByteSize("2 T"), 2LL << 40);
+  EXPECT_EQ(*ParseByteSize("100K"), 102400);
+}
+
+TEST(ParseByteSize, RejectsGarbage) {
+  for (const char* bad : {"", "-1G", "0", "G", "12X", "8GiBs", "1e30T", "nan"}) {
+    EXPECT_FALSE(ParseByteSize(bad).ok()) << bad;
+  }
+}
+
+TEST(FormatByteSize, IsReadable) {
+  EXPECT_EQ(FormatByteSize(256LL << 20), "256 MiB");
+  EXPECT_EQ(FormatByteSize(3LL << 29), "1.5 GiB");
+  EXPECT_EQ(FormatByteSize(100), "100 B");
+}
+
+}  // namespace
+}  // namespace cleansweep
