@@ -16,10 +16,10 @@ inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitInterrupted = 3;  // stopped by SIGTERM/SIGINT/SIGUSR1; `cleansweep resume` continues
 
 struct RunArgs {
-  std::string config;  // a YAML config, or for `resume` the study file
-  bool resume = false;  // run --resume: continue the study file if it exists
+  std::string config;       // a YAML config, or for `resume` the study file
+  bool resume = false;      // run --resume: continue the study file if it exists
   bool from_study = false;  // resume STUDY
-  bool force = false;   // continue although the search space changed
+  bool force = false;       // continue although the search space changed
   std::vector<std::string> sets;
   std::string progress = "auto";  // live | lines | auto (live when watched on a terminal)
 };

@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   RunArgs resume;
   resume.from_study = true;
   CLI::App* resume_cmd = app.add_subcommand(
-      "resume", "Continue a stopped or killed study from its file, with the config stored in it (start with mpirun/srun)");
+      "resume",
+      "Continue a stopped or killed study from its file, with the config stored in it (start with mpirun/srun)");
   resume_cmd->add_option("study", resume.config, "HDF5 study file")->required();
   resume_cmd->add_option("--set", resume.sets, "Override a stored config value, e.g. --set study.n_trials=200");
   resume_cmd->add_flag("--force", resume.force, "Continue although --set changed the search space or objective");

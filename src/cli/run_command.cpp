@@ -3,8 +3,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -64,7 +64,10 @@ StopRequest PollStopRequest() {
   request.level = g_stop_level;
   if (request.level > 0) {
     const int sig = g_stop_signal;
-    request.reason = std::string(sig == SIGUSR1 ? "SIGUSR1" : sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM") +
+    request.reason = std::string(sig == SIGUSR1  ? "SIGUSR1"
+                                 : sig == SIGINT ? "SIGINT"
+                                 : sig == SIGHUP ? "SIGHUP"
+                                                 : "SIGTERM") +
                      " received";
   }
   return request;
@@ -124,7 +127,9 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
   std::printf("study file: %s\n", config.study.storage.c_str());
   if (std::vector<double> ms = summary->commit_ms; !ms.empty()) {
     std::sort(ms.begin(), ms.end());
-    const auto at = [&ms](double q) { return ms[std::min(ms.size() - 1, static_cast<size_t>(q * static_cast<double>(ms.size())))]; };
+    const auto at = [&ms](double q) {
+      return ms[std::min(ms.size() - 1, static_cast<size_t>(q * static_cast<double>(ms.size())))];
+    };
     std::printf("commits: %zu trial rows made durable, median %.2f ms, p99 %.2f ms each\n", ms.size(), at(0.5),
                 at(0.99));
   }

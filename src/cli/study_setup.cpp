@@ -105,8 +105,9 @@ Result<PreparedStudy> PrepareStudy(const std::string& path, const std::vector<st
   if (prepared.prior) {
     if (prepared.prior->schema_version != kStudySchemaVersion) {
       return Status::InvalidInput(storage + ": written with study-file schema " +
-                                  std::to_string(prepared.prior->schema_version) + "; this cleansweep continues schema " +
-                                  std::to_string(kStudySchemaVersion) + " only. Start a new study instead");
+                                  std::to_string(prepared.prior->schema_version) +
+                                  "; this cleansweep continues schema " + std::to_string(kStudySchemaVersion) +
+                                  " only. Start a new study instead");
     }
     bool breaking = false;
     const std::vector<std::string> diff = StudyDifferences(prepared.prior->config, *config, &breaking);

@@ -20,9 +20,9 @@ struct PreparedStudy {
 };
 
 enum class StudyMode {
-  kNew,           // refuse an existing study file
-  kNewOrResume,   // `run --resume`: continue the file if it exists, else start it
-  kResume,        // `resume STUDY`: the file must exist; its stored config is the base
+  kNew,          // refuse an existing study file
+  kNewOrResume,  // `run --resume`: continue the file if it exists, else start it
+  kResume,       // `resume STUDY`: the file must exist; its stored config is the base
 };
 
 // Loads the config (for kResume: the one stored in `path`, a study file), applies `sets`, builds

@@ -249,9 +249,9 @@ Status CheckPlaceholders(const YamlReader& r, const YAML::Node& node, const std:
 
 Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace& space, TrialOptions* out) {
   if (!node) return r.Error(node, "trial", "missing: a config needs `trial: {command: [...]}`");
-  CS_RETURN_IF_ERROR(r.CheckKeys(
-      node, "trial", {"command", "timeout", "kill_grace", "prune_grace", "stop_grace", "log_limit_mb", "tail_lines", "env",
-                              "retries", "retry_on", "memory_limit"}));
+  CS_RETURN_IF_ERROR(r.CheckKeys(node, "trial",
+                                 {"command", "timeout", "kill_grace", "prune_grace", "stop_grace", "log_limit_mb",
+                                  "tail_lines", "env", "retries", "retry_on", "memory_limit"}));
   const YAML::Node command = node["command"];
   if (!command) return r.Error(node, "trial.command", "missing: the program to run, e.g. [python3, train.py]");
   if (command.IsScalar()) {

@@ -119,9 +119,9 @@ Status Coordinator::Dispatch() {
     running.host = slot.host;
     running.gpu = slot.gpu;
     CS_RETURN_IF_ERROR(Commit(running));  // RUNNING in the file before it starts
-    curves_[running.number];                         // running, no values yet
-    CS_RETURN_IF_ERROR(transport_->Send(static_cast<int>(rank), AssignMsg{running.number, running.params,
-                                                                           running.attempt}));
+    curves_[running.number];              // running, no values yet
+    CS_RETURN_IF_ERROR(
+        transport_->Send(static_cast<int>(rank), AssignMsg{running.number, running.params, running.attempt}));
     history_.running[running.number] = running.params;
     slot.trial = next_number_++;
     running_[running.number] = std::move(running);
@@ -214,7 +214,8 @@ Status Coordinator::Handle(const Envelope& envelope) {
 Status Coordinator::Commit(const TrialRecord& record) {
   const auto start = std::chrono::steady_clock::now();  // a measurement, not a scheduling decision
   Status status = store_->PutTrial(record);
-  summary_.commit_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  summary_.commit_ms.push_back(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   return status;
 }
 
@@ -230,7 +231,8 @@ void Coordinator::Resume(std::vector<TrialRecord> trials, const std::vector<Inte
     next_number_ = std::max(next_number_, r.number + 1);
     if (r.retry_of < 0) ++fresh_;
   }
-  next_enqueued_ = static_cast<size_t>(std::min<std::int64_t>(fresh_, static_cast<std::int64_t>(config_.enqueue.size())));
+  next_enqueued_ =
+      static_cast<size_t>(std::min<std::int64_t>(fresh_, static_cast<std::int64_t>(config_.enqueue.size())));
   prior_ = std::move(trials);
 }
 
@@ -300,8 +302,9 @@ void Coordinator::CheckStopRequest() {
       transport_->Send(rank, StopMsg{request.reason, config_.trial.stop_grace.count(), false});
     }
   } else {
-    progress_->Message(request.reason + " again: stopping now; running trials stay RUNNING in the study "
-                                        "file and run again on resume");
+    progress_->Message(request.reason +
+                       " again: stopping now; running trials stay RUNNING in the study "
+                       "file and run again on resume");
     for (int rank = 1; rank < transport_->size(); ++rank) transport_->Send(rank, StopMsg{request.reason, 0, true});
   }
 }

@@ -31,7 +31,7 @@ struct RunSummary {
   std::int64_t complete = 0;
   std::optional<TrialRecord> best;
   bool budget_reached = false;
-  bool interrupted = false;  // a stop request ended the run early; `cleansweep resume` continues it
+  bool interrupted = false;       // a stop request ended the run early; `cleansweep resume` continues it
   std::vector<double> commit_ms;  // how long each trial row took to become durable in the store
 };
 
@@ -106,18 +106,18 @@ class Coordinator {
   std::vector<WorkerSlot> workers_;  // by rank; [0] unused
   TrialHistory history_;
   std::map<std::int64_t, TrialRecord> running_;  // the RUNNING rows of trials out on workers
-  std::map<std::int64_t, int> failures_;        // running reruns: failures in their chain so far
+  std::map<std::int64_t, int> failures_;         // running reruns: failures in their chain so far
   std::deque<Rerun> reruns_;                     // retries and interrupted trials, run before new ones
   std::vector<TrialRecord> prior_;               // the file's trials, when resuming
   StopPoll stop_poll_;
   int stop_level_ = 0;
-  std::int64_t finished_before_ = 0;  // finished in earlier runs, when resuming
-  std::unique_ptr<Pruner> pruner_;                 // null without `pruner:`
-  Curves curves_;                                  // every trial's intermediate values
-  std::set<std::int64_t> prune_sent_;              // running trials already told to stop
+  std::int64_t finished_before_ = 0;   // finished in earlier runs, when resuming
+  std::unique_ptr<Pruner> pruner_;     // null without `pruner:`
+  Curves curves_;                      // every trial's intermediate values
+  std::set<std::int64_t> prune_sent_;  // running trials already told to stop
   size_t next_enqueued_ = 0;
   std::int64_t next_number_ = 0;
-  std::int64_t fresh_ = 0;  // trials with sampler-chosen (or enqueued) parameters: the sample index
+  std::int64_t fresh_ = 0;   // trials with sampler-chosen (or enqueued) parameters: the sample index
   std::int64_t target_ = 0;  // n_trials, or fewer when the sampler's capacity is smaller
   bool sampler_exhausted_ = false;
   bool stopping_ = false;

@@ -30,8 +30,8 @@ std::string Progress::StatusLine(const ProgressState& s) {
   }
   line += " elapsed " + Seconds(s.elapsed_s);
   if (s.done > s.done_before && s.done < s.total) {
-    line += " ETA " + Seconds(s.elapsed_s / static_cast<double>(s.done - s.done_before) *
-                              static_cast<double>(s.total - s.done));
+    line += " ETA " +
+            Seconds(s.elapsed_s / static_cast<double>(s.done - s.done_before) * static_cast<double>(s.total - s.done));
   }
   return line;
 }

@@ -16,8 +16,8 @@ bool ShowsCudaOom(const std::string& output) {
 
 // What a program prints when an allocation fails: C++, Python, glibc, libtorch's CPU allocator.
 bool ShowsHostOom(const std::string& output) {
-  for (const char* text : {"std::bad_alloc", "MemoryError", "Cannot allocate memory", "DefaultCPUAllocator: can't allocate",
-                           "DefaultCPUAllocator: not enough memory"}) {
+  for (const char* text : {"std::bad_alloc", "MemoryError", "Cannot allocate memory",
+                           "DefaultCPUAllocator: can't allocate", "DefaultCPUAllocator: not enough memory"}) {
     if (output.find(text) != std::string::npos) return true;
   }
   return false;
@@ -46,9 +46,9 @@ void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop
     o->state = TrialState::kFail;
     o->reason = "protocol error: " + *reports.error();
   } else if (o->signal != 0 || o->exit_code != 0) {
-    o->reason = o->signal != 0 ? std::string("killed by signal ") + std::to_string(o->signal) + " (" +
-                                     strsignal(o->signal) + ")"
-                               : "exited with status " + std::to_string(o->exit_code);
+    o->reason = o->signal != 0
+                    ? std::string("killed by signal ") + std::to_string(o->signal) + " (" + strsignal(o->signal) + ")"
+                    : "exited with status " + std::to_string(o->exit_code);
     if (ShowsCudaOom(o->output_tail)) {
       o->state = TrialState::kOomGpu;
       o->reason = "CUDA out of memory (from its output); " + o->reason;
@@ -59,8 +59,9 @@ void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop
       // We did not send it (that would be a stop state). On Linux an unexplained SIGKILL is
       // almost always the kernel's OOM killer; dmesg on that host says for sure.
       o->state = TrialState::kOomHost;
-      o->reason = "killed by SIGKILL that cleansweep did not send: most likely the kernel's OOM killer (see dmesg "
-                  "on its host)";
+      o->reason =
+          "killed by SIGKILL that cleansweep did not send: most likely the kernel's OOM killer (see dmesg "
+          "on its host)";
     } else {
       o->state = o->signal != 0 ? TrialState::kCrash : TrialState::kFail;
       if (ShowsHostOom(o->output_tail)) {

@@ -43,7 +43,7 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
   for (const ParamSpec& spec : study.config.space.params()) out << "," << CsvCell("param_" + spec.name);
   for (const std::string& name : attr_names) out << "," << CsvCell("attr_" + name);
   out << ",datetime_start,datetime_end,duration,worker,host,gpu,exit_code,signal,peak_rss_kb,attempt,"
-         "enqueued,sampler_ms,last_step,reason,output_tail\n";
+         "retry_of,enqueued,sampler_ms,last_step,reason,output_tail\n";
   for (const TrialRecord& r : study.trials) {
     out << r.number << "," << TrialStateName(r.state) << "," << (r.value ? Number(*r.value) : "");
     for (const ParamSpec& spec : study.config.space.params()) {
@@ -56,8 +56,9 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
     }
     out << "," << Number(r.start_time) << "," << Number(r.end_time) << "," << Number(r.duration()) << "," << r.worker
         << "," << CsvCell(r.host) << "," << CsvCell(r.gpu) << "," << r.exit_code << "," << r.signal << ","
-        << r.peak_rss_kb << "," << r.attempt << "," << (r.enqueued ? 1 : 0) << "," << Number(r.sampler_ms) << ","
-        << r.last_step << "," << CsvCell(r.reason) << "," << CsvCell(r.output_tail) << "\n";
+        << r.peak_rss_kb << "," << r.attempt << "," << r.retry_of << "," << (r.enqueued ? 1 : 0) << ","
+        << Number(r.sampler_ms) << "," << r.last_step << "," << CsvCell(r.reason) << "," << CsvCell(r.output_tail)
+        << "\n";
   }
 }
 
@@ -89,6 +90,7 @@ void WriteJson(const StudyData& study, std::ostream& out) {
                       {"signal", r.signal},
                       {"peak_rss_kb", r.peak_rss_kb},
                       {"attempt", r.attempt},
+                      {"retry_of", r.retry_of},
                       {"enqueued", r.enqueued},
                       {"sampler_ms", r.sampler_ms},
                       {"last_step", r.last_step},

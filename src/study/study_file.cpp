@@ -121,8 +121,7 @@ h5::Handle LatestFormatAccess(bool clear_crash_flags) {
 
 void RestrictPermissions(const std::string& path) {
   std::error_code ec;  // readable by all, writable by the owner only, whatever the umask
-  std::filesystem::permissions(path,
-                               std::filesystem::perms::group_write | std::filesystem::perms::others_write,
+  std::filesystem::permissions(path, std::filesystem::perms::group_write | std::filesystem::perms::others_write,
                                std::filesystem::perm_options::remove, ec);
 }
 
@@ -214,8 +213,8 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
   CS_RETURN_IF_ERROR(h5::WriteAttr(file->file.get(), "config", config.yaml_text));
   for (auto [name, handle, rows] : {std::tuple{"trials", &file->trials, &file->trial_rows},
                                     std::tuple{"intermediate", &file->intermediate, &file->intermediate_rows}}) {
-    Result<h5::Handle> d = h5::CheckId(H5Dopen2(file->file.get(), name, H5P_DEFAULT),
-                                       path + ": missing dataset /" + std::string(name));
+    Result<h5::Handle> d =
+        h5::CheckId(H5Dopen2(file->file.get(), name, H5P_DEFAULT), path + ": missing dataset /" + std::string(name));
     if (!d.ok()) return d.status();
     *handle = std::move(*d);
     h5::Handle space(H5Dget_space(handle->get()));
@@ -226,9 +225,9 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
   if (!numbers.empty()) {
     h5::Handle type(H5Tcreate(H5T_COMPOUND, sizeof(std::int64_t)));
     H5Tinsert(type.get(), "number", 0, H5T_NATIVE_INT64);
-    CS_RETURN_IF_ERROR(h5::CheckCall(
-        H5Dread(file->trials.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, numbers.data()),
-        path + ": cannot read the trial numbers"));
+    CS_RETURN_IF_ERROR(
+        h5::CheckCall(H5Dread(file->trials.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, numbers.data()),
+                      path + ": cannot read the trial numbers"));
   }
   for (hsize_t row = 0; row < numbers.size(); ++row) file->row_of[numbers[row]] = row;
   CS_RETURN_IF_ERROR(file->StartSwmr());

@@ -38,7 +38,8 @@ Result<StudyLock> StudyLock::Acquire(const std::string& study_path) {
   }
   // A holder that just finished unlinks the file before it lets go; if we locked that old inode,
   // a newcomer could lock a new file at the same path. Start again on the file now there.
-  struct stat held {}, named {};
+  struct stat held {
+  }, named{};
   if (::fstat(lock.fd_.get(), &held) != 0 || ::stat(lock.path_.c_str(), &named) != 0 || held.st_ino != named.st_ino ||
       held.st_dev != named.st_dev) {
     lock.path_.clear();

@@ -97,10 +97,10 @@ Status ReadTrials(hid_t file, StudyData* study) {
   auto reasons = ReadStrings(d, "reason");
   auto tails = ReadStrings(d, "output_tail");
   auto attrs = ReadStrings(d, "attrs");
-  for (const Status& s :
-       {numbers.status(), states.status(), values.status(), starts.status(), ends.status(), workers.status(),
-        hosts.status(), gpus.status(), exits.status(), signals.status(), rss.status(), attempts.status(), retry_of.status(),
-        enqueued.status(), sampler_ms.status(), steps.status(), reasons.status(), tails.status(), attrs.status()}) {
+  for (const Status& s : {numbers.status(), states.status(), values.status(), starts.status(), ends.status(),
+                          workers.status(), hosts.status(), gpus.status(), exits.status(), signals.status(),
+                          rss.status(), attempts.status(), retry_of.status(), enqueued.status(), sampler_ms.status(),
+                          steps.status(), reasons.status(), tails.status(), attrs.status()}) {
     CS_RETURN_IF_ERROR(s);
   }
   const size_t n = numbers->size();

@@ -90,7 +90,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     TrialProcess& trial = **started;
     std::vector<StepReport> steps;
     using SteadyClock = std::chrono::steady_clock;
-    std::optional<SteadyClock::time_point> stop_at;   // the coordinator's grace for this trial ends
+    std::optional<SteadyClock::time_point> stop_at;    // the coordinator's grace for this trial ends
     std::optional<SteadyClock::time_point> signalled;  // we got a stop signal ourselves
     std::string stop_reason;
     while (!trial.Finished()) {

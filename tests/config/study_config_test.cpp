@@ -282,9 +282,9 @@ TEST(StudyConfig, ReliabilityOptionsHaveSafeDefaultsAndParse) {
   EXPECT_EQ(defaults->trial.retry_on, (std::set<TrialState>{TrialState::kCrash, TrialState::kTimeout}));
   EXPECT_EQ(defaults->trial.memory_limit_bytes, 0);
   EXPECT_EQ(defaults->trial.stop_grace, Millis(10'000));
-  Result<StudyConfig> set = LoadConfigText(kGood, "c.yaml",
-                                           {"trial.retries=3", "trial.retry_on=[oom_gpu, CRASH, fail]",
-                                            "trial.memory_limit=1.5G", "trial.stop_grace=2m"});
+  Result<StudyConfig> set = LoadConfigText(
+      kGood, "c.yaml",
+      {"trial.retries=3", "trial.retry_on=[oom_gpu, CRASH, fail]", "trial.memory_limit=1.5G", "trial.stop_grace=2m"});
   ASSERT_TRUE(set.ok()) << set.status().message();
   EXPECT_EQ(set->trial.retries, 3);
   EXPECT_EQ(set->trial.retry_on, (std::set<TrialState>{TrialState::kOomGpu, TrialState::kCrash, TrialState::kFail}));

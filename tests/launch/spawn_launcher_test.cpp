@@ -268,8 +268,9 @@ TEST_F(SpawnLauncherTest, AMemoryHogStopsAtTheLimitAsOomHost) {
 }
 
 TEST_F(SpawnLauncherTest, ArgumentsReachTheTrialByteForByteWithNoShell) {
-  const std::vector<std::string> words = {"a b",    "\"quoted\" 'single'", "$(touch pwned)", "; rm -rf /",
-                                          "line1\nline2", "tab\there",          "ünïcödé ✓",      "*", "", "`id`"};
+  const std::vector<std::string> words = {
+      "a b", "\"quoted\" 'single'", "$(touch pwned)", "; rm -rf /", "line1\nline2", "tab\there", "ünïcödé ✓", "*", "",
+      "`id`"};
   LaunchSpec spec = Spec("echoargs");
   spec.argv.insert(spec.argv.end(), words.begin(), words.end());
   const TrialOutcome o = RunToEnd(spec);

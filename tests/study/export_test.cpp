@@ -39,7 +39,7 @@ TEST(Export, CsvHasTheDocumentedColumnsAndQuoting) {
   std::getline(lines, header);
   EXPECT_EQ(header,
             "number,state,value,param_opt,param_m,attr_note,attr_size,datetime_start,datetime_end,duration,worker,"
-            "host,gpu,exit_code,signal,peak_rss_kb,attempt,enqueued,sampler_ms,last_step,reason,output_tail");
+            "host,gpu,exit_code,signal,peak_rss_kb,attempt,retry_of,enqueued,sampler_ms,last_step,reason,output_tail");
   std::getline(lines, row0);
   EXPECT_EQ(row0.rfind("0,COMPLETE,0.5,sgd,0.25,\"has, comma\",3,", 0), 0u) << row0;
   std::getline(lines, row0_cont);  // the quoted output tail spans two lines
