@@ -183,24 +183,26 @@ class SpawnedTrial : public TrialProcess {
 
 // The child's side of Spawn(), between fork and exec: async-signal-safe calls only (the worker
 // has MPI threads). Never returns; on failure it writes errno to `error_fd` and exits 127.
+// Reports errno to the worker through the error pipe and ends the child.
+[[noreturn]] void ChildFailed(int error_fd) {
+  const int e = errno;
+  WriteAll(error_fd, reinterpret_cast<const char*>(&e), sizeof e);
+  ::_exit(127);
+}
+
 [[noreturn]] void ExecTrial(const ChildSetup& c) {
-  const auto fail = [&c]() {
-    const int e = errno;
-    WriteAll(c.error_fd, reinterpret_cast<const char*>(&e), sizeof e);
-    ::_exit(127);
-  };
   ::setpgid(0, 0);  // its own group, so a timeout kills grandchildren too
   // Killed with its worker, even by SIGKILL; the check closes the race with a worker that died
   // before the prctl.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != c.parent) ::_exit(127);
   if (c.memory_limit > 0) {
     const rlimit limit{static_cast<rlim_t>(c.memory_limit), static_cast<rlim_t>(c.memory_limit)};
-    if (::setrlimit(RLIMIT_DATA, &limit) != 0) fail();
+    if (::setrlimit(RLIMIT_DATA, &limit) != 0) ChildFailed(c.error_fd);
   }
   const int null = ::open("/dev/null", O_RDONLY);
   if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(c.out_fd, 1) < 0 || ::dup2(c.out_fd, 2) < 0 ||
       ::dup2(c.report_fd, SpawnLauncher::kReportFd) < 0 || ::dup2(c.control_fd, SpawnLauncher::kControlFd) < 0) {
-    fail();
+    ChildFailed(c.error_fd);
   }
   // Everything above the protocol fds goes, except the error pipe (close-on-exec).
   for (int fd = SpawnLauncher::kControlFd + 1; fd < c.max_fd; ++fd) {
@@ -213,7 +215,7 @@ class SpawnedTrial : public TrialProcess {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::execve(c.argv[0], c.argv, c.envp);
-  fail();
+  ChildFailed(c.error_fd);
 }
 
 Status SpawnedTrial::Spawn(UniqueFd* out_w, UniqueFd* report_w, UniqueFd* control_r) {
