@@ -143,17 +143,19 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
   return kExitOk;
 }
 
-int RunWorker(MpiTransport* transport, const WorkerIdentity& identity) {
+int RunWorker(MpiTransport* transport, WorkerIdentity identity) {
   ::signal(SIGPIPE, SIG_IGN);  // a trial that closed its control pipe must not kill its worker
   // No trial outlives its worker: orphaned descendants come back to us and are killed when their
   // trial ends, and the guard kills running trials' groups if we are killed.
   Status guarded = SpawnLauncher::AdoptOrphans();
+  identity.isolation = SpawnLauncher::UseCgroups();
   if (guarded.ok()) guarded = SpawnLauncher::StartGuard();
   if (!guarded.ok()) return ReportError(guarded.WithContext("worker rank " + std::to_string(transport->rank())));
   SpawnLauncher launcher;
   Worker worker(transport, &launcher, identity);
   worker.SetSignalPoll([] { return static_cast<int>(g_stop_level); });
   const Status status = worker.Run();
+  SpawnLauncher::ReleaseCgroups();
   if (!status.ok()) {
     return ReportError(status.WithContext("worker rank " + std::to_string(transport->rank()) + " on " + identity.host));
   }

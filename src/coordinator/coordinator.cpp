@@ -49,6 +49,7 @@ Status Coordinator::SetUpWorkers(const std::string& trials_root) {
   }
   std::string errors;
   int gpus = 0;
+  std::set<std::string> isolation;  // "host: how", once each
   for (int seen = 0; seen < n;) {
     Result<Envelope> e = ReceiveOrFail(timing_.setup_timeout, "workers to set up");
     if (!e.ok()) return e.status();
@@ -59,11 +60,13 @@ Status Coordinator::SetUpWorkers(const std::string& trials_root) {
     slot.present = ready->ok;
     slot.gpu = ready->gpu;
     gpus += ready->gpu.empty() ? 0 : 1;
+    if (ready->ok && !ready->isolation.empty()) isolation.insert(slot.host + ": " + ready->isolation);
     if (!ready->ok && errors.empty()) {
       errors = "worker rank " + std::to_string(e->source) + " on " + slot.host + ": " + ready->error;
     }
   }
   if (!errors.empty()) return Status::InvalidInput(errors);
+  for (const std::string& line : isolation) progress_->Message("trials on " + line);
   if (gpus == 0) progress_->Message("no GPU on any worker node: trials run on the CPU");
   return Status::Ok();
 }

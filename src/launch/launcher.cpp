@@ -26,11 +26,12 @@ bool ShowsHostOom(const std::string& output) {
 }  // namespace
 
 void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop_state, const std::string& stop_reason,
-                     std::int64_t memory_limit_bytes, TrialOutcome* o) {
+                     const MemoryCap& memory, TrialOutcome* o) {
+  const std::int64_t limit = memory.limit_bytes;
   const bool at_limit =
-      memory_limit_bytes > 0 && (ShowsHostOom(o->output_tail) || o->peak_rss_kb * 1024 >= memory_limit_bytes * 9 / 10);
+      limit > 0 && (memory.oom_kills > 0 || ShowsHostOom(o->output_tail) || o->peak_rss_kb * 1024 >= limit * 9 / 10);
   const std::string limit_text =
-      memory_limit_bytes > 0 ? " (trial.memory_limit " + FormatByteSize(memory_limit_bytes) + ", as RLIMIT_DATA)" : "";
+      limit > 0 ? " (trial.memory_limit " + FormatByteSize(limit) + ", as " + memory.how + ")" : "";
   o->value = reports.final_value();
   o->attrs_json = reports.attrs().dump();
   o->last_step = reports.last_step();
@@ -54,7 +55,9 @@ void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop
       o->reason = "CUDA out of memory (from its output); " + o->reason;
     } else if (at_limit) {
       o->state = TrialState::kOomHost;
-      o->reason = "over its memory limit" + limit_text + "; " + o->reason;
+      o->reason =
+          (memory.oom_kills > 0 ? "killed by the kernel's OOM killer at its memory limit" : "over its memory limit") +
+          limit_text + "; " + o->reason;
     } else if (o->signal == SIGKILL) {
       // We did not send it (that would be a stop state). On Linux an unexplained SIGKILL is
       // almost always the kernel's OOM killer; dmesg on that host says for sure.

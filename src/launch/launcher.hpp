@@ -71,10 +71,16 @@ class Launcher {
   virtual Result<std::unique_ptr<TrialProcess>> Start(const LaunchSpec& spec) = 0;
 };
 
+// The memory cap a trial ran under, so that dying at it reads as OOM_HOST.
+struct MemoryCap {
+  std::int64_t limit_bytes = 0;  // 0: none
+  std::string how;               // "RLIMIT_DATA" or "cgroup v2 memory.max"
+  std::int64_t oom_kills = 0;    // kills by the kernel's OOM killer in the trial's cgroup
+};
+
 // Decides the state of a trial from how it ended; see docs/trial-protocol.md for the rules.
-// `stop_state` is set when we stopped it (timeout, shutdown, protocol error); `memory_limit_bytes`
-// is the cap it ran under (0: none), so that dying at the cap reads as OOM_HOST.
+// `stop_state` is set when we stopped it (timeout, shutdown, protocol error).
 void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop_state, const std::string& stop_reason,
-                     std::int64_t memory_limit_bytes, TrialOutcome* outcome);
+                     const MemoryCap& memory, TrialOutcome* outcome);
 
 }  // namespace cleansweep

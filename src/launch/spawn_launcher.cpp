@@ -1,5 +1,6 @@
 #include "launch/spawn_launcher.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,8 +17,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "launch/output_capture.hpp"
+#include "launch/trial_cgroup.hpp"
 #include "util/unique_fd.hpp"
 
 extern char** environ;
@@ -30,6 +33,10 @@ using Clock = std::chrono::steady_clock;
 // Process groups of live trials, for KillRunningTrials(); lock-free so a signal handler may read it.
 constexpr int kMaxLiveTrials = 64;
 std::atomic<pid_t> g_live_groups[kMaxLiveTrials];
+
+// Where trial cgroups go, when SpawnLauncher::UseCgroups() found cgroup v2 usable.
+std::optional<CgroupBase> g_cgroups;
+std::atomic<std::int64_t> g_cgroup_serial{0};
 
 // The guard process (SpawnLauncher::StartGuard) learns of every group through this pipe.
 int g_guard_fd = -1;
@@ -87,6 +94,32 @@ std::vector<pid_t> StrayChildren() {
   return strays;
 }
 
+// The guard's last act: cgroup.kill in every trial cgroup below `base`, then removes them. Runs in
+// a forked child, so it builds paths in fixed buffers.
+void KillCgroupsBelow(const char* base) {
+  for (int round = 0; round < 50; ++round) {
+    DIR* dir = ::opendir(base);
+    if (!dir) return;
+    bool left = false;
+    while (const dirent* entry = ::readdir(dir)) {
+      if (entry->d_type != DT_DIR || entry->d_name[0] == '.') continue;
+      char path[4096];
+      std::snprintf(path, sizeof path, "%s/%s/cgroup.kill", base, entry->d_name);
+      const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+      if (fd >= 0) {
+        (void)!::write(fd, "1", 1);
+        ::close(fd);
+      }
+      std::snprintf(path, sizeof path, "%s/%s", base, entry->d_name);
+      if (::rmdir(path) != 0) left = true;  // busy until its processes are gone
+    }
+    ::closedir(dir);
+    if (!left) break;
+    ::usleep(20'000);
+  }
+  ::rmdir(base);
+}
+
 // Kills every stray child and its group, and reaps them, until none is left (killing one may
 // hand us its children).
 void SweepStrays() {
@@ -127,8 +160,9 @@ struct ChildSetup {
   char** argv;
   char** envp;
   int out_fd, report_fd, control_fd, error_fd;
+  int cgroup_fd;  // cgroup.procs of the trial's cgroup, or -1
   pid_t parent;
-  std::int64_t memory_limit;
+  std::int64_t memory_limit;  // RLIMIT_DATA, or 0
   int max_fd;
 };
 
@@ -140,7 +174,7 @@ class SpawnedTrial : public TrialProcess {
   }
   ~SpawnedTrial() override {
     if (pid_ > 0 && !finished_) {
-      ::kill(-pid_, SIGKILL);
+      KillAll();
       int status;
       ::waitpid(pid_, &status, 0);
       UntrackGroup(pid_);
@@ -158,8 +192,10 @@ class SpawnedTrial : public TrialProcess {
   const TrialOutcome& Outcome() const override { return outcome_; }
 
   UniqueFd out_r, report_r, control_w;
+  std::optional<TrialCgroup> cgroup_;  // set before Spawn where cgroup v2 is usable
 
  private:
+  void KillAll();                                      // SIGKILL to its process group and its cgroup
   bool Drain(int fd, std::vector<StepReport>* steps);  // false at EOF
   void Reap(int status, const rusage& usage, std::vector<StepReport>* steps);
   Millis UntilNextDeadline() const;
@@ -195,6 +231,9 @@ class SpawnedTrial : public TrialProcess {
   // Killed with its worker, even by SIGKILL; the check closes the race with a worker that died
   // before the prctl.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != c.parent) ::_exit(127);
+  // Into its cgroup before exec, so that everything it starts is in it too. Should the write fail,
+  // the process group and the orphan sweep still track it.
+  if (c.cgroup_fd >= 0) (void)!::write(c.cgroup_fd, "0", 1);
   if (c.memory_limit > 0) {
     const rlimit limit{static_cast<rlim_t>(c.memory_limit), static_cast<rlim_t>(c.memory_limit)};
     if (::setrlimit(RLIMIT_DATA, &limit) != 0) ChildFailed(c.error_fd);
@@ -240,7 +279,8 @@ Status SpawnedTrial::Spawn(UniqueFd* out_w, UniqueFd* report_w, UniqueFd* contro
   c.control_fd = control_r->get();
   c.error_fd = error_w.get();
   c.parent = ::getpid();
-  c.memory_limit = spec_.memory_limit_bytes;
+  c.cgroup_fd = cgroup_ ? cgroup_->procs_fd() : -1;
+  c.memory_limit = cgroup_ && cgroup_->memory_limited() ? 0 : spec_.memory_limit_bytes;
   c.max_fd = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536));
 
   pid_ = ::fork();
@@ -318,7 +358,7 @@ void SpawnedTrial::EnforceDeadlines() {
     Stop(TrialState::kPruned, prune_reason_ + "; it did not stop within the prune grace, so it was killed");
   }
   if (term_sent_ && !killed_ && now >= *term_sent_ + spec_.kill_grace) {
-    ::kill(-pid_, SIGKILL);
+    KillAll();
     killed_ = true;
   }
 }
@@ -330,9 +370,14 @@ void SpawnedTrial::Stop(TrialState state, const std::string& reason) {
   term_sent_ = Clock::now();
   ::kill(-pid_, SIGTERM);
   if (spec_.kill_grace.count() == 0) {
-    ::kill(-pid_, SIGKILL);
+    KillAll();
     killed_ = true;
   }
+}
+
+void SpawnedTrial::KillAll() {
+  ::kill(-pid_, SIGKILL);
+  if (cgroup_) cgroup_->KillAll();
 }
 
 void SpawnedTrial::Kill(TrialState state, const std::string& reason) {
@@ -342,7 +387,7 @@ void SpawnedTrial::Kill(TrialState state, const std::string& reason) {
     stop_reason_ = reason;
     term_sent_ = Clock::now();
   }
-  ::kill(-pid_, SIGKILL);
+  KillAll();
   killed_ = true;
 }
 
@@ -366,9 +411,17 @@ void SpawnedTrial::Reap(int status, const rusage& usage, std::vector<StepReport>
     pollfd p{report_r.get(), POLLIN, 0};
     if (::poll(&p, 1, 0) <= 0) break;
   }
-  ::kill(-pid_, SIGKILL);
+  KillAll();  // the cgroup also holds what left the group
   UntrackGroup(pid_);
   SweepStrays();
+  MemoryCap memory;
+  memory.limit_bytes = spec_.memory_limit_bytes;
+  memory.how = cgroup_ && cgroup_->memory_limited() ? "cgroup v2 memory.max" : "RLIMIT_DATA";
+  if (cgroup_) {
+    cgroup_->WaitEmpty(1000);
+    memory.oom_kills = cgroup_->OomKills();
+    cgroup_.reset();  // removes it
+  }
   reports_.Finish(steps);
   out_r.Reset();
   report_r.Reset();
@@ -390,7 +443,7 @@ void SpawnedTrial::Reap(int status, const rusage& usage, std::vector<StepReport>
     stop_state_ = TrialState::kPruned;
     stop_reason_ = prune_reason_;
   }
-  ClassifyOutcome(reports_, stop_state_, stop_reason_, spec_.memory_limit_bytes, &outcome_);
+  ClassifyOutcome(reports_, stop_state_, stop_reason_, memory, &outcome_);
 }
 
 void SpawnedTrial::Poll(Millis max_wait, std::vector<StepReport>* steps) {
@@ -446,6 +499,19 @@ Status SpawnLauncher::AdoptOrphans() {
   return Status::Ok();
 }
 
+std::string SpawnLauncher::UseCgroups() {
+  std::string why;
+  g_cgroups = SetUpCgroupBase("/proc", &why);
+  if (!g_cgroups) return "process groups (" + why + "), memory limit as RLIMIT_DATA";
+  return std::string("a cgroup v2 per trial, memory limit as ") +
+         (g_cgroups->memory ? "cgroup v2 memory.max" : "RLIMIT_DATA (no memory controller delegated here)");
+}
+
+void SpawnLauncher::ReleaseCgroups() {
+  if (g_cgroups) RemoveCgroupBase(*g_cgroups);
+  g_cgroups.reset();
+}
+
 Status SpawnLauncher::StartGuard() {
   if (g_guard_pid > 0) return Status::Ok();
   UniqueFd read_end, write_end;
@@ -455,6 +521,7 @@ Status SpawnLauncher::StartGuard() {
   ::getrlimit(RLIMIT_NOFILE, &files);
   const int max_fd = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536));
   const int in = read_end.get();
+  const std::string cgroup_base = g_cgroups ? g_cgroups->dir : "";
   const pid_t pid = ::fork();
   if (pid < 0) return Status::RuntimeError(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
@@ -485,6 +552,7 @@ Status SpawnLauncher::StartGuard() {
     for (pid_t g : groups) {
       if (g > 0) ::kill(-g, SIGKILL);  // the worker is gone: so are its trials
     }
+    if (!cgroup_base.empty()) KillCgroupsBelow(cgroup_base.c_str());  // and all they started
     ::_exit(0);
   }
   g_guard_pid = pid;
@@ -515,6 +583,12 @@ Result<std::unique_ptr<TrialProcess>> SpawnLauncher::Start(const LaunchSpec& spe
       OutputCapture::Open(spec.trial_dir + "/log.txt", spec.log_limit_bytes, spec.tail_lines);
   if (!capture.ok()) return capture.status();
   auto trial = std::make_unique<SpawnedTrial>(spec, std::move(*capture));
+  if (g_cgroups) {
+    Result<TrialCgroup> cgroup =
+        TrialCgroup::Create(*g_cgroups, "trial-" + std::to_string(g_cgroup_serial++), spec.memory_limit_bytes);
+    if (!cgroup.ok()) return cgroup.status();
+    trial->cgroup_ = std::move(*cgroup);
+  }
   UniqueFd out_w, report_w, control_r;
   CS_RETURN_IF_ERROR(MakePipe(&trial->out_r, &out_w));
   CS_RETURN_IF_ERROR(MakePipe(&trial->report_r, &report_w));

@@ -20,8 +20,13 @@ class SpawnLauncher : public Launcher {
   // Makes this process a child subreaper: descendants of a trial that leave its process group
   // come back to us when their parent dies, and are killed when the trial ends. Call once.
   static Status AdoptOrphans();
-  // Starts the guard: a small process that outlives this one and SIGKILLs the process group of
-  // every trial still running when this process dies, however it dies. Call once.
+  // Runs every trial in a cgroup v2 of its own where this process may create them (see
+  // launch/trial_cgroup.hpp); returns how trials are isolated here, for the user. Call once,
+  // before StartGuard; ReleaseCgroups when done.
+  static std::string UseCgroups();
+  static void ReleaseCgroups();
+  // Starts the guard: a small process that outlives this one and SIGKILLs the process group (and
+  // the cgroup) of every trial still running when this process dies, however it dies. Call once.
   static Status StartGuard();
 
   // SIGKILLs the process group of every trial this process has running. Async-signal-safe: a

@@ -41,11 +41,12 @@ struct SetupMsg {
 
 struct ReadyMsg {
   bool ok = false;
-  std::string error;  // why setup failed, when !ok
-  std::string gpu;    // CUDA_VISIBLE_DEVICES for its trials; "" means CPU
+  std::string error;      // why setup failed, when !ok
+  std::string gpu;        // CUDA_VISIBLE_DEVICES for its trials; "" means CPU
+  std::string isolation;  // how its trials are contained (cgroup or process group, memory limit)
   template <class A>
   void serialize(A& ar) {
-    ar(ok, error, gpu);
+    ar(ok, error, gpu, isolation);
   }
 };
 

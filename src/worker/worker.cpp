@@ -48,6 +48,7 @@ Status Worker::SetUp(const SetupMsg& setup) {
     gpu_ = AssignGpu(config_->workers.gpus, identity_.visible_gpus, identity_.local_index);
     ready.ok = true;
     ready.gpu = gpu_;
+    ready.isolation = identity_.isolation;
   } else {
     ready.error = program.status().message();
   }

@@ -18,7 +18,8 @@ struct WorkerIdentity {
   int local_index = 0;  // among the workers on this node
   int local_count = 1;
   std::vector<std::string> visible_gpus;
-  int cpu_count = 1;  // cores on this node, for OMP_NUM_THREADS
+  int cpu_count = 1;      // cores on this node, for OMP_NUM_THREADS
+  std::string isolation;  // how the launcher contains trials here, for the user
 };
 
 class Worker {

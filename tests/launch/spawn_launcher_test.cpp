@@ -242,6 +242,58 @@ TEST_F(SpawnLauncherTest, ATrialDiesWithItsWorkerEvenBySigkill) {
   EXPECT_EQ(Survivors(pids), std::vector<pid_t>{});
 }
 
+// Where this process may create cgroups v2 (as on the machine CI runs on), the guard also kills
+// what left the trial's group and session: the gap that process groups alone leave.
+TEST_F(SpawnLauncherTest, WithCgroupsATrialsWholeTreeDiesWithItsWorker) {
+  const std::string isolation = SpawnLauncher::UseCgroups();
+  SpawnLauncher::ReleaseCgroups();
+  if (isolation.rfind("a cgroup v2 per trial", 0) != 0) GTEST_SKIP() << "no usable cgroup v2 here: " << isolation;
+  const LaunchSpec spec = Spec("escape", R"({"x": 0.3, "n": 4, "sleep": 60})");  // escapes, then runs on
+  const pid_t worker = ::fork();
+  if (worker == 0) {
+    SpawnLauncher::UseCgroups();
+    if (!SpawnLauncher::StartGuard().ok()) ::_exit(1);
+    SpawnLauncher launcher;
+    Result<std::unique_ptr<TrialProcess>> trial = launcher.Start(spec);
+    if (!trial.ok()) ::_exit(2);
+    std::vector<StepReport> steps;
+    while (true) (*trial)->Poll(Millis(1000), &steps);
+  }
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 200 && pids.size() < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    pids = RecordedPids(spec.trial_dir);
+  }
+  ASSERT_EQ(pids.size(), 3u) << "the trial, its setsid child and that child's child";
+  ::kill(worker, SIGKILL);
+  int status;
+  ::waitpid(worker, &status, 0);
+  EXPECT_EQ(Survivors(pids), std::vector<pid_t>{});
+}
+
+TEST_F(SpawnLauncherTest, WithCgroupsATrialEndsWithNothingLeftAndItsCgroupRemoved) {
+  const std::string isolation = SpawnLauncher::UseCgroups();
+  if (isolation.rfind("a cgroup v2 per trial", 0) != 0) {
+    SpawnLauncher::ReleaseCgroups();
+    GTEST_SKIP() << "no usable cgroup v2 here: " << isolation;
+  }
+  const LaunchSpec spec = Spec("escape");
+  const TrialOutcome o = RunToEnd(spec);
+  EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
+  const std::vector<pid_t> pids = RecordedPids(spec.trial_dir);
+  EXPECT_EQ(pids.size(), 3u);
+  EXPECT_EQ(Survivors(pids), std::vector<pid_t>{});
+  const std::string base = "/sys/fs/cgroup";  // somewhere below: our base folder must be empty now
+  SpawnLauncher::ReleaseCgroups();
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(base, ec); !ec && it != decltype(it)();
+       it.increment(ec)) {
+    EXPECT_EQ(it->path().filename().string().find("cleansweep-" + std::to_string(::getpid())), std::string::npos)
+        << it->path() << " was left behind";
+    if (it.depth() > 3) it.disable_recursion_pending();
+  }
+}
+
 TEST_F(SpawnLauncherTest, AnAbortIsACrash) {
   const TrialOutcome o = RunToEnd(Spec("abort"));
   EXPECT_EQ(o.state, TrialState::kCrash) << o.reason;

@@ -20,10 +20,15 @@ TEST(Messages, EveryTypeRoundTrips) {
   const SetupMsg setup = RoundTrip(SetupMsg{"study: {}", "/r/x.trials"});
   EXPECT_EQ(setup.config_yaml, "study: {}");
   EXPECT_EQ(setup.trials_root, "/r/x.trials");
-  const ReadyMsg ready = RoundTrip(ReadyMsg{false, "no program", "3"});
+  const ReadyMsg ready = RoundTrip(ReadyMsg{false, "no program", "3", "process groups"});
   EXPECT_FALSE(ready.ok);
   EXPECT_EQ(ready.error, "no program");
   EXPECT_EQ(ready.gpu, "3");
+  EXPECT_EQ(ready.isolation, "process groups");
+  const StopMsg stop = RoundTrip(StopMsg{"SIGUSR1 received", 2500, true});
+  EXPECT_EQ(stop.reason, "SIGUSR1 received");
+  EXPECT_EQ(stop.grace_ms, 2500);
+  EXPECT_TRUE(stop.immediate);
   const AssignMsg assign =
       RoundTrip(AssignMsg{42, {{"b", true}, {"i", std::int64_t{-7}}, {"f", 0.125}, {"s", std::string("adam")}}, 2});
   EXPECT_EQ(assign.number, 42);
