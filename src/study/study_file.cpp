@@ -86,7 +86,8 @@ h5::Handle CompoundType(const RowLayout& layout) {
 struct StudyFile::Impl {
   // Writes `row` at `index` of `dataset` (growing it by one row when index == *rows) and flushes.
   Status WriteRow(hid_t dataset, hid_t type, const RowBuffer& row, hsize_t index, hsize_t* rows);
-  void MakeTypes();
+  // A writer for `path` under `lock`, with the layouts of `config`'s space; no file open yet.
+  static std::unique_ptr<Impl> Make(const std::string& path, StudyLock lock, const StudyConfig& config);
   Status StartSwmr();
 
   std::string path;
@@ -127,9 +128,17 @@ void RestrictPermissions(const std::string& path) {
 
 }  // namespace
 
-void StudyFile::Impl::MakeTypes() {
-  trials_type = CompoundType(trials_layout);
-  intermediate_type = CompoundType(intermediate_layout);
+std::unique_ptr<StudyFile::Impl> StudyFile::Impl::Make(const std::string& path, StudyLock lock,
+                                                       const StudyConfig& config) {
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->lock = std::move(lock);
+  impl->space = config.space;
+  impl->trials_layout = TrialsLayout(config.space);
+  impl->intermediate_layout = IntermediateLayout();
+  impl->trials_type = CompoundType(impl->trials_layout);
+  impl->intermediate_type = CompoundType(impl->intermediate_layout);
+  return impl;
 }
 
 Status StudyFile::Impl::StartSwmr() {
@@ -153,13 +162,7 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, co
                                 ": a study file already exists here; continue it with --resume, choose another "
                                 "study.storage or study.name, or move the old file away");
   }
-  auto file = std::make_unique<Impl>();
-  file->path = path;
-  file->lock = std::move(*lock);
-  file->space = config.space;
-  file->trials_layout = TrialsLayout(config.space);
-  file->intermediate_layout = IntermediateLayout();
-  file->MakeTypes();
+  std::unique_ptr<Impl> file = Impl::Make(path, std::move(*lock), config);
   Status status = [&]() -> Status {
     h5::Handle fapl = LatestFormatAccess(false);
     Result<h5::Handle> f = h5::CheckId(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()),
@@ -190,13 +193,7 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
   h5::QuietErrors();
   Result<StudyLock> lock = StudyLock::Acquire(path);
   if (!lock.ok()) return lock.status();
-  auto file = std::make_unique<Impl>();
-  file->path = path;
-  file->lock = std::move(*lock);
-  file->space = config.space;
-  file->trials_layout = TrialsLayout(config.space);
-  file->intermediate_layout = IntermediateLayout();
-  file->MakeTypes();
+  std::unique_ptr<Impl> file = Impl::Make(path, std::move(*lock), config);
   h5::Handle fapl = LatestFormatAccess(true);
   Result<h5::Handle> f =
       h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), path + ": cannot open the study file to resume it");

@@ -208,6 +208,30 @@ std::vector<pid_t> Survivors(const std::vector<pid_t>& pids) {
   return alive;
 }
 
+// Forks a worker (guard, optionally cgroups, one trial of `spec`), waits until the trial recorded
+// `expect` pids, SIGKILLs the worker and returns those pids.
+std::vector<pid_t> RunInAWorkerAndKillIt(const LaunchSpec& spec, bool cgroups, size_t expect) {
+  const pid_t worker = ::fork();
+  if (worker == 0) {
+    if (cgroups) SpawnLauncher::UseCgroups();
+    if (!SpawnLauncher::StartGuard().ok()) ::_exit(1);
+    SpawnLauncher launcher;
+    Result<std::unique_ptr<TrialProcess>> trial = launcher.Start(spec);
+    if (!trial.ok()) ::_exit(2);
+    std::vector<StepReport> steps;
+    while (true) (*trial)->Poll(Millis(1000), &steps);
+  }
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 200 && pids.size() < expect; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    pids = RecordedPids(spec.trial_dir);
+  }
+  ::kill(worker, SIGKILL);
+  int status;
+  ::waitpid(worker, &status, 0);
+  return pids;
+}
+
 TEST_F(SpawnLauncherTest, ChildrenThatLeftTheGroupAreKilledWhenTheTrialEnds) {
   ASSERT_TRUE(SpawnLauncher::AdoptOrphans().ok());
   const LaunchSpec spec = Spec("escape");
@@ -220,24 +244,8 @@ TEST_F(SpawnLauncherTest, ChildrenThatLeftTheGroupAreKilledWhenTheTrialEnds) {
 
 TEST_F(SpawnLauncherTest, ATrialDiesWithItsWorkerEvenBySigkill) {
   const LaunchSpec spec = Spec("grandchild");
-  const pid_t worker = ::fork();
-  if (worker == 0) {  // a worker: the guard, one trial, then it waits to be killed
-    SpawnLauncher launcher;
-    if (!SpawnLauncher::StartGuard().ok()) ::_exit(1);
-    Result<std::unique_ptr<TrialProcess>> trial = launcher.Start(spec);
-    if (!trial.ok()) ::_exit(2);
-    std::vector<StepReport> steps;
-    while (true) (*trial)->Poll(Millis(1000), &steps);
-  }
-  std::vector<pid_t> pids;
-  for (int i = 0; i < 200 && pids.size() < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    pids = RecordedPids(spec.trial_dir);
-  }
+  const std::vector<pid_t> pids = RunInAWorkerAndKillIt(spec, /*cgroups=*/false, 2);
   ASSERT_EQ(pids.size(), 2u) << "the trial and the grandchild in its group should be running";
-  ::kill(worker, SIGKILL);
-  int status;
-  ::waitpid(worker, &status, 0);
   // The trial goes by PR_SET_PDEATHSIG; its grandchild by the guard, which kills the group.
   EXPECT_EQ(Survivors(pids), std::vector<pid_t>{});
 }
@@ -249,25 +257,8 @@ TEST_F(SpawnLauncherTest, WithCgroupsATrialsWholeTreeDiesWithItsWorker) {
   SpawnLauncher::ReleaseCgroups();
   if (isolation.rfind("a cgroup v2 per trial", 0) != 0) GTEST_SKIP() << "no usable cgroup v2 here: " << isolation;
   const LaunchSpec spec = Spec("escape", R"({"x": 0.3, "n": 4, "sleep": 60})");  // escapes, then runs on
-  const pid_t worker = ::fork();
-  if (worker == 0) {
-    SpawnLauncher::UseCgroups();
-    if (!SpawnLauncher::StartGuard().ok()) ::_exit(1);
-    SpawnLauncher launcher;
-    Result<std::unique_ptr<TrialProcess>> trial = launcher.Start(spec);
-    if (!trial.ok()) ::_exit(2);
-    std::vector<StepReport> steps;
-    while (true) (*trial)->Poll(Millis(1000), &steps);
-  }
-  std::vector<pid_t> pids;
-  for (int i = 0; i < 200 && pids.size() < 3; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    pids = RecordedPids(spec.trial_dir);
-  }
+  const std::vector<pid_t> pids = RunInAWorkerAndKillIt(spec, /*cgroups=*/true, 3);
   ASSERT_EQ(pids.size(), 3u) << "the trial, its setsid child and that child's child";
-  ::kill(worker, SIGKILL);
-  int status;
-  ::waitpid(worker, &status, 0);
   EXPECT_EQ(Survivors(pids), std::vector<pid_t>{});
 }
 

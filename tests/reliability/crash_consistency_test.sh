@@ -7,22 +7,9 @@
 # finished trials. Prints the commit cost per trial row measured by the last run.
 set -euo pipefail
 bin=$1 src=$2 kills=${3:-20}
-work=$(mktemp -d)
-cleanup() {
-  pkill -KILL -f "$work/" 2> /dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cd "$work"
-mpi=(mpirun --oversubscribe)
-[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-py=/usr/bin/python3
+# shellcheck source=../support/mpi_env.sh
+source "$src/tests/support/mpi_env.sh"
 n_trials=250
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
 
 cat > crash.yaml <<YAML
 study: {name: crash, direction: maximize, n_trials: $n_trials, storage: $work/crash.h5}

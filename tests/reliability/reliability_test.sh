@@ -9,23 +9,8 @@
 #   concurrent_read     `cleansweep show` and h5py read the study again and again while it is written
 set -euo pipefail
 scenario=$1 bin=$2 src=$3
-work=$(mktemp -d)
-cleanup() {
-  pkill -KILL -f "$work/" 2> /dev/null || true  # whatever a failed check left running
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cd "$work"
-
-mpi=(mpirun --oversubscribe)
-[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-py=/usr/bin/python3
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source=../support/mpi_env.sh
+source "$src/tests/support/mpi_env.sh"
 
 # config NAME N_TRIALS MODES [EXTRA_TRIAL_KEYS] [EXTRA]: sleepy toy trials whose mode is drawn from MODES.
 config() {

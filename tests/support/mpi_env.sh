@@ -1,0 +1,17 @@
+# Sourced by the end-to-end scripts: a scratch folder that is cleaned up with whatever still runs
+# from it, the mpirun command line for this machine, and fail().
+work=$(mktemp -d)
+cleanup() {
+  pkill -KILL -f "$work/" 2> /dev/null || true  # whatever a failed check left running
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cd "$work"
+mpi=(mpirun --oversubscribe)
+[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+export OMPI_MCA_btl_vader_single_copy_mechanism=none  # containers often forbid the CMA ptrace path
+py=/usr/bin/python3
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
