@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 #include "launch/output_capture.hpp"
 #include "launch/trial_cgroup.hpp"
@@ -137,6 +138,18 @@ void SweepStrays() {
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
     }
+  }
+}
+
+// Reaps exited children of ours that are not trials: descendants of ended trials that came back to
+// us as a subreaper and died. Cheap (no /proc scan); stops at a trial's own exit, left to its owner.
+void ReapStrayZombies() {
+  for (int i = 0; i < 4096; ++i) {
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
+    if (IsTrackedGroup(info.si_pid)) return;
+    int status;
+    ::waitpid(info.si_pid, &status, WNOHANG);
   }
 }
 
@@ -413,14 +426,20 @@ void SpawnedTrial::Reap(int status, const rusage& usage, std::vector<StepReport>
   }
   KillAll();  // the cgroup also holds what left the group
   UntrackGroup(pid_);
-  SweepStrays();
   MemoryCap memory;
   memory.limit_bytes = spec_.memory_limit_bytes;
   memory.how = cgroup_ && cgroup_->memory_limited() ? "cgroup v2 memory.max" : "RLIMIT_DATA";
-  if (cgroup_) {
-    cgroup_->WaitEmpty(1000);
+  if (cgroup_) {  // the kernel knows the whole tree: wait for it to be gone, reaping what comes back to us
+    for (int i = 0; i < 200; ++i) {
+      ReapStrayZombies();
+      if (cgroup_->WaitEmpty(0)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ReapStrayZombies();
     memory.oom_kills = cgroup_->OomKills();
     cgroup_.reset();  // removes it
+  } else {
+    SweepStrays();  // no cgroup: find what left the group by its parent, a /proc scan
   }
   reports_.Finish(steps);
   out_r.Reset();

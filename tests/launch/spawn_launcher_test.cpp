@@ -268,11 +268,15 @@ TEST_F(SpawnLauncherTest, WithCgroupsATrialEndsWithNothingLeftAndItsCgroupRemove
     SpawnLauncher::ReleaseCgroups();
     GTEST_SKIP() << "no usable cgroup v2 here: " << isolation;
   }
+  ASSERT_TRUE(SpawnLauncher::AdoptOrphans().ok());  // as a worker does: what left comes back to us
   const LaunchSpec spec = Spec("escape");
   const TrialOutcome o = RunToEnd(spec);
   EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
   const std::vector<pid_t> pids = RecordedPids(spec.trial_dir);
   EXPECT_EQ(pids.size(), 3u);
+  for (pid_t pid : pids) {  // gone, and reaped: no zombie piles up in a worker
+    EXPECT_FALSE(std::filesystem::exists("/proc/" + std::to_string(pid))) << pid << " is still there";
+  }
   EXPECT_EQ(Survivors(pids), std::vector<pid_t>{});
   const std::string base = "/sys/fs/cgroup";  // somewhere below: our base folder must be empty now
   SpawnLauncher::ReleaseCgroups();
