@@ -47,7 +47,13 @@ std::vector<std::string> StudyDifferences(const StudyConfig& stored, const Study
       *breaking = true;
     } else if (it->second != line) {
       out.push_back("param " + name + ": was " + line + ", now " + it->second);
-      if (ParamColumnType(*stored.space.Find(name)) != ParamColumnType(*now.space.Find(name))) *breaking = true;
+      const ParamSpec& was = *stored.space.Find(name);
+      const ParamSpec& is = *now.space.Find(name);
+      // A new column type, or text wider than the file's fixed-width column, cannot be stored.
+      if (ParamColumnType(was) != ParamColumnType(is) ||
+          (ParamColumnType(is) == ColumnType::kString && ParamColumnLength(is) > ParamColumnLength(was))) {
+        *breaking = true;
+      }
     }
   }
   for (const auto& [name, line] : after) {

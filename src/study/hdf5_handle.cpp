@@ -65,6 +65,14 @@ Status CheckCall(herr_t rc, const std::string& what) {
   return Status::Ok();
 }
 
+Handle FixedString(size_t length) {
+  Handle type(H5Tcopy(H5T_C_S1));
+  H5Tset_size(type.get(), length);
+  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  return type;
+}
+
 Handle VarString() {
   Handle type(H5Tcopy(H5T_C_S1));
   H5Tset_size(type.get(), H5T_VARIABLE);

@@ -49,6 +49,8 @@ Status CheckCall(herr_t rc, const std::string& what);
 
 // A vlen UTF-8 string type, the form h5py reads back as str.
 Handle VarString();
+// A fixed-width, NUL-padded UTF-8 string type of `length` bytes (h5py reads it as bytes).
+Handle FixedString(size_t length);
 
 // Scalar attributes on an object.
 Status WriteAttr(hid_t object, const char* name, const std::string& value);

@@ -72,6 +72,11 @@ h5::Handle CompoundType(const RowLayout& layout) {
   h5::Handle type(H5Tcreate(H5T_COMPOUND, total));
   h5::Handle text = h5::VarString();
   for (const Column& c : layout.columns()) {
+    if (c.type == ColumnType::kString && c.length > 0) {
+      h5::Handle fixed = h5::FixedString(c.length);
+      H5Tinsert(type.get(), c.name.c_str(), c.offset, fixed.get());  // copies the member type
+      continue;
+    }
     hid_t member = c.type == ColumnType::kInt32     ? H5T_NATIVE_INT32
                    : c.type == ColumnType::kInt64   ? H5T_NATIVE_INT64
                    : c.type == ColumnType::kFloat64 ? H5T_NATIVE_DOUBLE

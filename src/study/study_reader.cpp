@@ -1,7 +1,10 @@
 // ReadStudyFile: reads a study back column by column, so files written by older or newer versions
 // with extra columns still load.
+#include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "study/hdf5_handle.hpp"
 #include "study/study_file.hpp"
@@ -27,7 +30,37 @@ Status ReadColumn(hid_t dataset, const char* field, hid_t member_type, std::vect
                        std::string("cannot read column ") + field);
 }
 
+// The file's type of one member of a compound dataset; invalid when there is no such member.
+h5::Handle MemberType(hid_t dataset, const char* field) {
+  h5::Handle type(H5Dget_type(dataset));
+  const int index = H5Tget_member_index(type.get(), field);
+  return h5::Handle(index < 0 ? H5I_INVALID_HID : H5Tget_member_type(type.get(), static_cast<unsigned>(index)));
+}
+
+bool HasMember(hid_t dataset, const char* field) { return MemberType(dataset, field).valid(); }
+
+// A text column, stored variable-length or fixed-width (NUL-padded).
 Result<std::vector<std::string>> ReadStrings(hid_t dataset, const char* field) {
+  h5::Handle stored = MemberType(dataset, field);
+  if (stored.valid() && H5Tget_class(stored.get()) == H5T_STRING && H5Tis_variable_str(stored.get()) <= 0) {
+    const size_t width = H5Tget_size(stored.get());
+    h5::Handle space(H5Dget_space(dataset));
+    hsize_t dims[1] = {0};
+    H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+    std::vector<char> raw(dims[0] * width);
+    std::vector<std::string> values;
+    if (dims[0] == 0) return values;
+    h5::Handle fixed = h5::FixedString(width);
+    h5::Handle type(H5Tcreate(H5T_COMPOUND, width));
+    H5Tinsert(type.get(), field, 0, fixed.get());
+    CS_RETURN_IF_ERROR(h5::CheckCall(H5Dread(dataset, type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()),
+                                     std::string("cannot read column ") + field));
+    for (hsize_t i = 0; i < dims[0]; ++i) {
+      const char* cell = raw.data() + i * width;
+      values.emplace_back(cell, strnlen(cell, width));
+    }
+    return values;
+  }
   std::vector<char*> raw;
   h5::Handle text = h5::VarString();
   CS_RETURN_IF_ERROR(ReadColumn(dataset, field, text.get(), &raw));
@@ -38,11 +71,6 @@ Result<std::vector<std::string>> ReadStrings(hid_t dataset, const char* field) {
     H5free_memory(s);
   }
   return values;
-}
-
-bool HasMember(hid_t dataset, const char* field) {
-  h5::Handle type(H5Dget_type(dataset));
-  return H5Tget_member_index(type.get(), field) >= 0;
 }
 
 template <typename T>
@@ -169,10 +197,7 @@ Status ReadIntermediate(hid_t file, StudyData* study) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<StudyData> ReadStudyFile(const std::string& path) {
-  h5::QuietErrors();
+Result<StudyData> ReadStudyFileOnce(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::InvalidInput(path + ": no such study file");
   if (H5Fis_hdf5(path.c_str()) <= 0) return Status::InvalidInput(path + ": not an HDF5 file");
@@ -214,6 +239,20 @@ Result<StudyData> ReadStudyFile(const std::string& path) {
   study.seed = *seed;
   CS_RETURN_IF_ERROR(ReadTrials(f, &study).WithContext(path));
   CS_RETURN_IF_ERROR(ReadIntermediate(f, &study).WithContext(path));
+  return study;
+}
+
+}  // namespace
+
+Result<StudyData> ReadStudyFile(const std::string& path) {
+  h5::QuietErrors();
+  // A file that a coordinator is writing can show a row in the middle of its write (SWMR orders
+  // the file's structure, not the text in HDF5's global heap); read again after it is flushed.
+  Result<StudyData> study = ReadStudyFileOnce(path);
+  for (int attempt = 0; attempt < 5 && !study.ok() && study.status().code() == Status::Code::kIoError; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    study = ReadStudyFileOnce(path);
+  }
   return study;
 }
 

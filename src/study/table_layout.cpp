@@ -1,5 +1,6 @@
 #include "study/table_layout.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <memory>
@@ -33,11 +34,12 @@ bool IsNumber(const ParamValue& v) { return IsInt(v) || std::holds_alternative<d
 
 }  // namespace
 
-void RowLayout::Add(const std::string& name, ColumnType type) {
-  const size_t align = SizeOf(type);
+void RowLayout::Add(const std::string& name, ColumnType type, size_t length) {
+  const bool fixed = type == ColumnType::kString && length > 0;
+  const size_t align = fixed ? 1 : SizeOf(type);
   size_ = (size_ + align - 1) / align * align;
-  columns_.push_back({name, type, size_});
-  size_ += SizeOf(type);
+  columns_.push_back({name, type, size_, length});
+  size_ += fixed ? length : SizeOf(type);
 }
 
 const Column* RowLayout::Find(const std::string& name) const {
@@ -49,7 +51,7 @@ const Column* RowLayout::Find(const std::string& name) const {
 
 RowBuffer::RowBuffer(const RowLayout& layout) : layout_(layout), bytes_((layout.size() + 7) / 8 * 8, 0) {
   for (const Column& c : layout.columns()) {
-    if (c.type == ColumnType::kString) Set(c.name, std::string());
+    if (c.type == ColumnType::kString && c.length == 0) Set(c.name, std::string());
   }
 }
 
@@ -75,6 +77,14 @@ void RowBuffer::Set(const std::string& column, double value) {
 }
 
 void RowBuffer::Set(const std::string& column, std::string value) {
+  const Column& c = Get(column, ColumnType::kString);
+  if (c.length > 0) {  // fixed width: cut to fit (at a UTF-8 character boundary), pad with NULs
+    size_t n = std::min(value.size(), c.length);
+    while (n > 0 && n < value.size() && (static_cast<unsigned char>(value[n]) & 0xC0) == 0x80) --n;
+    std::memset(bytes_.data() + c.offset, 0, c.length);
+    std::memcpy(bytes_.data() + c.offset, value.data(), n);
+    return;
+  }
   strings_.push_back(std::make_unique<std::string>(std::move(value)));
   const char* pointer = strings_.back()->c_str();
   std::memcpy(bytes_.data() + Get(column, ColumnType::kString).offset, &pointer, sizeof pointer);
@@ -100,18 +110,30 @@ ColumnType ParamColumnType(const ParamSpec& spec) {
   return ColumnType::kString;
 }
 
+size_t ParamColumnLength(const ParamSpec& spec) {
+  size_t longest = 1;
+  for (const ParamValue& v :
+       spec.kind == ParamKind::kFixed ? std::vector<ParamValue>{spec.fixed_value} : spec.choices) {
+    longest = std::max(longest, FormatValue(v).size());
+  }
+  return longest;
+}
+
 RowLayout TrialsLayout(const SearchSpace& space) {
   RowLayout layout;
   layout.Add("number", ColumnType::kInt64);
-  layout.Add("state", ColumnType::kString);
+  layout.Add("state", ColumnType::kString, kStateLength);
   layout.Add("value", ColumnType::kFloat64);
-  for (const ParamSpec& spec : space.params()) layout.Add(ParamColumn(spec.name), ParamColumnType(spec));
+  for (const ParamSpec& spec : space.params()) {
+    const ColumnType type = ParamColumnType(spec);
+    layout.Add(ParamColumn(spec.name), type, type == ColumnType::kString ? ParamColumnLength(spec) : 0);
+  }
   layout.Add("datetime_start", ColumnType::kFloat64);
   layout.Add("datetime_end", ColumnType::kFloat64);
   layout.Add("duration", ColumnType::kFloat64);
   layout.Add("worker", ColumnType::kInt32);
-  layout.Add("host", ColumnType::kString);
-  layout.Add("gpu", ColumnType::kString);
+  layout.Add("host", ColumnType::kString, kHostLength);
+  layout.Add("gpu", ColumnType::kString, kGpuLength);
   layout.Add("exit_code", ColumnType::kInt32);
   layout.Add("signal", ColumnType::kInt32);
   layout.Add("peak_rss_kb", ColumnType::kInt64);

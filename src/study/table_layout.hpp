@@ -17,12 +17,15 @@ struct Column {
   std::string name;
   ColumnType type;
   size_t offset;
+  size_t length = 0;  // kString: 0 for variable-length, else a fixed, NUL-padded width in bytes
 };
 
-// A packed row of native-typed fields; strings are vlen UTF-8 (const char* in memory).
+// A packed row of native-typed fields. Strings are UTF-8: variable-length ones are a const char*
+// in memory (their text lives in HDF5's global heap, which SWMR readers may see half-written), so
+// the fields a reader must be able to trust at any moment are fixed-width, inside the row itself.
 class RowLayout {
  public:
-  void Add(const std::string& name, ColumnType type);
+  void Add(const std::string& name, ColumnType type, size_t length = 0);
   const std::vector<Column>& columns() const { return columns_; }
   const Column* Find(const std::string& name) const;
   size_t size() const { return size_; }
@@ -52,7 +55,14 @@ class RowBuffer {
 // How a parameter is stored: floats as float64; ints as int64, or float64 (NaN when inactive) if
 // conditional; categorical and fixed by their values' type, text when any value is text or bool.
 ColumnType ParamColumnType(const ParamSpec& spec);
+// The fixed width of a text parameter's column: its longest value.
+size_t ParamColumnLength(const ParamSpec& spec);
 inline std::string ParamColumn(const std::string& name) { return "param_" + name; }
+
+// Widths of the fixed-width text columns of /trials (docs/study-format.md).
+inline constexpr size_t kStateLength = 11;  // "INTERRUPTED"
+inline constexpr size_t kHostLength = 64;   // HOST_NAME_MAX
+inline constexpr size_t kGpuLength = 64;    // a GPU or MIG UUID fits
 
 RowLayout TrialsLayout(const SearchSpace& space);
 RowLayout IntermediateLayout();

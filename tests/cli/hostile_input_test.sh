@@ -80,6 +80,7 @@ resume: HDF5 but not a study | /usr/bin/python3 -c "import h5py; h5py.File('resu
 resume: no such file | : | resume results/none.h5 | 2 | no such study file
 resume: changed search space | cp $study_dir/results/h.h5 results/h.h5 && sed -i 's/low: 1, high: 8/low: 1, high: 16/' c.yaml | run c.yaml --resume | 2 | param n: was int \[1, 8\], now int \[1, 16\]
 resume: added parameter even with --force | cp $study_dir/results/h.h5 results/h.h5 && echo '  k: {type: int, low: 1, high: 3}' >> c.yaml | run c.yaml --resume --force | 2 | param k: added
+resume: a longer choice even with --force | cp $study_dir/results/h.h5 results/h.h5 && sed -i 's/choices: \[sgd, adam\]/choices: [sgd, adam, adamw_amsgrad]/' c.yaml | run c.yaml --resume --force | 2 | change the study file's columns
 resume: changed objective | cp $study_dir/results/h.h5 results/h.h5 | run c.yaml --resume --set study.direction=minimize | 2 | study.direction: was maximize, now minimize
 resume: study in use | cp $study_dir/results/h.h5 results/h.h5 && : > results/h.h5.lock && (flock results/h.h5.lock sleep 30 &) && sleep 0.3 | run c.yaml --resume | 2 | the study is in use
 show: not a study | echo hi > x.h5 | show x.h5 | 2 | not an HDF5 file

@@ -22,6 +22,38 @@ namespace {
 using testing::ReadFile;
 using testing::TempDir;
 
+// The pids a toy trial recorded in its folder (itself, and children it started).
+std::vector<pid_t> RecordedPids(const std::string& trial_dir) {
+  std::vector<pid_t> pids;
+  std::ifstream in(trial_dir + "/pids.txt");
+  for (int pid; in >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+// Alive and not a zombie.
+bool Alive(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+// Waits up to 5 s for every pid to be gone; returns those still alive.
+std::vector<pid_t> Survivors(const std::vector<pid_t>& pids) {
+  std::vector<pid_t> alive;
+  for (int i = 0; i < 100; ++i) {
+    alive.clear();
+    for (pid_t p : pids) {
+      if (Alive(p)) alive.push_back(p);
+    }
+    if (alive.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (pid_t p : alive) ::kill(p, SIGKILL);  // leave nothing behind, whatever the verdict
+  return alive;
+}
+
 class SpawnLauncherTest : public ::testing::Test {
  protected:
   void SetUp() override { ::signal(SIGPIPE, SIG_IGN); }  // as the worker does
@@ -118,16 +150,9 @@ TEST_F(SpawnLauncherTest, TimeoutKillsTheWholeProcessGroup) {
   EXPECT_EQ(o.reason, "ran past its timeout of 300ms");
   EXPECT_EQ(o.signal, SIGTERM);
   // The grandchild (sleep 600) shared the group: nothing of the group may be left.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  const std::string ps = [] {
-    std::string out;
-    FILE* p = popen("ps -eo args= | grep -c '^sleep 600$'", "r");
-    char buf[64] = {};
-    if (p && fgets(buf, sizeof buf, p)) out = buf;
-    if (p) pclose(p);
-    return out;
-  }();
-  EXPECT_EQ(ps, "0\n") << "a grandchild survived the timeout";
+  const std::vector<pid_t> pids = RecordedPids(spec.trial_dir);
+  ASSERT_EQ(pids.size(), 2u) << "the trial and its grandchild";
+  EXPECT_EQ(Survivors(pids), std::vector<pid_t>{}) << "a grandchild survived the timeout";
 }
 
 TEST_F(SpawnLauncherTest, TrialIgnoringSigtermIsKilledAfterTheGrace) {
@@ -174,38 +199,6 @@ TEST_F(SpawnLauncherTest, ParametersReachTheTrial) {
   const TrialOutcome o = RunToEnd(Spec("ok", R"({"x": 0.5, "n": 6, "opt": "b"})"));
   ASSERT_TRUE(o.value);
   EXPECT_DOUBLE_EQ(*o.value, 1.0 - 0.04 - 0.04 + 0.05);
-}
-
-// The pids a toy trial recorded in its folder (itself, and children it started).
-std::vector<pid_t> RecordedPids(const std::string& trial_dir) {
-  std::vector<pid_t> pids;
-  std::ifstream in(trial_dir + "/pids.txt");
-  for (int pid; in >> pid;) pids.push_back(pid);
-  return pids;
-}
-
-// Alive and not a zombie.
-bool Alive(pid_t pid) {
-  if (::kill(pid, 0) != 0) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const size_t close = text.rfind(')');
-  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
-}
-
-// Waits up to 5 s for every pid to be gone; returns those still alive.
-std::vector<pid_t> Survivors(const std::vector<pid_t>& pids) {
-  std::vector<pid_t> alive;
-  for (int i = 0; i < 100; ++i) {
-    alive.clear();
-    for (pid_t p : pids) {
-      if (Alive(p)) alive.push_back(p);
-    }
-    if (alive.empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  for (pid_t p : alive) ::kill(p, SIGKILL);  // leave nothing behind, whatever the verdict
-  return alive;
 }
 
 // Forks a worker (guard, optionally cgroups, one trial of `spec`), waits until the trial recorded

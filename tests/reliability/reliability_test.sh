@@ -51,7 +51,7 @@ PY
   fail "$file never had $n rows in state $state"
 }
 
-coordinator_pid() {  # the rank-0 process of the run on CONFIG
+coordinator_pid() {  # the rank-0 process of the run on CONFIG (an absolute path: unique to this test)
   local p
   for p in $(pgrep -f "cleansweep (run|resume) .*$1"); do
     if [ "$(ps -o comm= -p "$p")" = cleansweep ] && tr '\0' '\n' < "/proc/$p/environ" | grep -qx OMPI_COMM_WORLD_RANK=0; then
@@ -97,7 +97,7 @@ case $scenario in
     )" "memory_limit: 256M" "enqueue:
 $enq"
     sed -i 's/timeout: 60s/timeout: 2s/' faults.yaml
-    "${mpi[@]}" -np 3 "$bin/cleansweep" run faults.yaml --progress lines > out.txt 2>&1 || fail "run exited $?: $(tail -5 out.txt)"
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/faults.yaml" --progress lines > out.txt 2>&1 || fail "run exited $?: $(tail -5 out.txt)"
     $py - "$work/faults.h5" <<'PY'
 import sys, h5py, pandas as pd
 with h5py.File(sys.argv[1], "r", swmr=True) as f:
@@ -126,7 +126,7 @@ PY
 
   graceful)
     config graceful 12 ok
-    "${mpi[@]}" -np 3 "$bin/cleansweep" run graceful.yaml --progress lines > out.txt 2>&1 &
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/graceful.yaml" --progress lines > out.txt 2>&1 &
     job=$!
     wait_rows graceful.h5 3  # some trials done or running
     sleep 0.5
@@ -148,10 +148,10 @@ PY
     config twice 12 ok "" ""
     # Long trials and a long grace: only the second signal can end the run soon.
     sed -i 's/stop_grace: 300ms/stop_grace: 60s/; s/low: 0.3, high: 1.5/low: 5.0, high: 6.0/' twice.yaml
-    "${mpi[@]}" -np 3 "$bin/cleansweep" run twice.yaml --progress lines > out.txt 2>&1 &
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/twice.yaml" --progress lines > out.txt 2>&1 &
     job=$!
     wait_rows twice.h5 2 RUNNING
-    rank0=$(coordinator_pid twice.yaml)
+    rank0=$(coordinator_pid "$work/twice.yaml")
     [ -n "$rank0" ] || fail "no coordinator process found"
     kill -INT "$rank0"
     sleep 0.3
@@ -163,7 +163,7 @@ PY
     no_trial_left
     "$bin/cleansweep" show twice.h5 > /dev/null || fail "the study file does not open"
     sed -i "s/low: 5.0, high: 6.0/low: 0.3, high: 1.5/" twice.yaml  # the reruns keep their 5-6 s
-    "${mpi[@]}" -np 3 "$bin/cleansweep" run twice.yaml --resume --force --progress lines > out2.txt 2>&1 ||
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/twice.yaml" --resume --force --progress lines > out2.txt 2>&1 ||
       fail "resume exited $?: $(tail -3 out2.txt)"
     check_final twice.h5 12
     ;;
@@ -172,14 +172,14 @@ PY
     config kill 10 "ok, grandchild" "" ""
     sed -i "s/timeout: 60s/timeout: 3s/" kill.yaml  # grandchild trials hang until their timeout
     sed -i 's/sleep: {type: float, low: 0.3, high: 1.5}/sleep: {type: float, low: 3.0, high: 5.0}/' kill.yaml
-    "${mpi[@]}" -np 3 "$bin/cleansweep" run kill.yaml --progress lines > out.txt 2>&1 &
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/kill.yaml" --progress lines > out.txt 2>&1 &
     job=$!
     wait_rows kill.h5 2 RUNNING
     sleep 0.3
-    rank0=$(coordinator_pid kill.yaml)
+    rank0=$(coordinator_pid "$work/kill.yaml")
     if [ "$scenario" = kill_worker ]; then
       victim=""
-      for p in $(pgrep -f "cleansweep run kill.yaml"); do  # a worker rank: mpirun's child, not rank 0
+      for p in $(pgrep -f "cleansweep run $work/kill.yaml"); do  # a worker rank: mpirun's child, not rank 0
         if [ "$(ps -o comm= -p "$p")" = cleansweep ] && [ "$p" != "$rank0" ] &&
           [ "$(ps -o ppid= -p "$p" | tr -d ' ')" = "$job" ]; then
           victim=$p
@@ -201,11 +201,11 @@ PY
 
   second_coordinator)
     config busy 6 ok
-    "${mpi[@]}" -np 3 "$bin/cleansweep" run busy.yaml --progress lines > out.txt 2>&1 &
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/busy.yaml" --progress lines > out.txt 2>&1 &
     job=$!
     wait_rows busy.h5 1
     code=0
-    "${mpi[@]}" -np 2 "$bin/cleansweep" run busy.yaml --resume > out2.txt 2> err2.txt || code=$?
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run "$work/busy.yaml" --resume > out2.txt 2> err2.txt || code=$?
     [ "$code" = 2 ] || fail "a second coordinator exited $code, expected 2: $(cat err2.txt)"
     grep -q "the study is in use by cleansweep pid [0-9]* on .* since " err2.txt || fail "message: $(cat err2.txt)"
     [ "$(grep -c "cleansweep: error" err2.txt)" = 1 ] || fail "expected one error line: $(cat err2.txt)"
@@ -216,7 +216,7 @@ PY
   concurrent_read)
     config watched 16 ok
     sed -i 's/low: 0.3, high: 1.5/low: 0.1, high: 0.4/' watched.yaml
-    "${mpi[@]}" -np 3 "$bin/cleansweep" run watched.yaml --progress lines > out.txt 2>&1 &
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/watched.yaml" --progress lines > out.txt 2>&1 &
     job=$!
     wait_rows watched.h5 1
     reads=0

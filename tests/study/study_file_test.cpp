@@ -238,6 +238,34 @@ TEST(StudyFile, IsNotWorldWritableWhateverTheUmask) {
             std::filesystem::perms::none);
 }
 
+TEST(StudyFile, FieldsReadersMustTrustAreFixedWidthInTheRow) {
+  // SWMR readers may see a variable-length string half-written; state, host, gpu and text
+  // parameters live in the row itself.
+  const RowLayout layout = TrialsLayout(Config("s.h5").space);
+  EXPECT_EQ(layout.Find("state")->length, kStateLength);
+  EXPECT_EQ(layout.Find("host")->length, kHostLength);
+  EXPECT_EQ(layout.Find("gpu")->length, kGpuLength);
+  EXPECT_EQ(layout.Find("param_opt")->length, 4u);   // "adam"
+  EXPECT_EQ(layout.Find("param_flag")->length, 5u);  // "false"
+  EXPECT_EQ(layout.Find("reason")->length, 0u);      // free text stays variable-length
+
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(path, Config(path));
+  ASSERT_TRUE(file.ok());
+  TrialRecord r = Record(0, true);
+  r.host = std::string(70, 'h') + "ü";  // longer than the column: cut, never mid-character
+  r.state = TrialState::kInterrupted;   // the longest state name
+  ASSERT_TRUE((*file)->PutTrial(r).ok());
+  file->reset();
+  Result<StudyData> study = ReadStudyFile(path);
+  ASSERT_TRUE(study.ok()) << study.status().message();
+  EXPECT_EQ(study->trials[0].host, std::string(64, 'h'));
+  EXPECT_EQ(study->trials[0].state, TrialState::kInterrupted);
+  EXPECT_EQ(study->trials[0].params.at("opt"), ParamValue(std::string("sgd")));
+  EXPECT_EQ(study->trials[0].params.at("flag"), ParamValue(true));
+}
+
 TEST(TableLayout, ParameterColumnTypesFollowTheirValues) {
   const StudyConfig config = Config("x.h5");
   EXPECT_EQ(ParamColumnType(*config.space.Find("lr")), ColumnType::kFloat64);
