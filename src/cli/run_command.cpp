@@ -41,7 +41,8 @@ bool WatchedOnTerminal() {
 
 // Stop requests from signals, for every rank: SIGTERM, SIGINT, SIGHUP and SIGUSR1 (what Slurm
 // sends before a time limit) ask for a graceful stop; a second SIGTERM, SIGINT or SIGHUP for an
-// immediate one. mpirun and srun forward them to every rank.
+// immediate one. srun forwards them to every task; mpirun forwards SIGUSR1 (SIGTERM and SIGINT make
+// Open MPI kill the job itself: docs/reliability.md).
 volatile std::sig_atomic_t g_stop_level = 0;
 volatile std::sig_atomic_t g_stop_signal = 0;
 
