@@ -13,16 +13,14 @@
 namespace cleansweep {
 namespace {
 
-// name -> its line of SearchSpace::Describe().
+// name -> its line of SearchSpace::Describe() ("  lr: float [1e-05, 0.1] log").
 std::map<std::string, std::string> DescribedParams(const SearchSpace& space) {
   std::map<std::string, std::string> lines;
-  for (const ParamSpec& spec : space.params()) {
-    std::istringstream text(space.Describe());
-    std::string line;
-    while (std::getline(text, line)) {
-      const std::string prefix = "  " + spec.name + ": ";
-      if (line.rfind(prefix, 0) == 0) lines[spec.name] = line.substr(prefix.size());
-    }
+  std::istringstream text(space.Describe());
+  for (std::string line; std::getline(text, line);) {
+    const size_t colon = line.find(": ");
+    if (line.rfind("  ", 0) == 0 && colon != std::string::npos)
+      lines[line.substr(2, colon - 2)] = line.substr(colon + 2);
   }
   return lines;
 }

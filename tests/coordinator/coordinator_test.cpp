@@ -368,6 +368,10 @@ TEST(CoordinatorStop, ASecondRequestStopsAtOnceAndLeavesRunningRowsForResume) {
   EXPECT_TRUE(summary->interrupted);
   for (const TrialRecord& r : sweep.store()->trials) {
     EXPECT_TRUE(r.state == TrialState::kRunning || r.state == TrialState::kInterrupted);
+    // Stopped by the second request, not by the end of the minute's grace.
+    if (r.state == TrialState::kInterrupted) {
+      EXPECT_NE(r.reason.find("stopped at once"), std::string::npos) << r.reason;
+    }
   }
 }
 
