@@ -22,6 +22,7 @@ struct RunArgs {
   bool force = false;       // continue although the search space changed
   std::vector<std::string> sets;
   std::string progress = "auto";  // live | lines | auto (live when watched on a terminal)
+  std::string shard;              // run --shard K/N: this run's part of a sharded sweep
 };
 struct ValidateArgs {
   std::string config;
@@ -30,6 +31,11 @@ struct ValidateArgs {
 struct ShowArgs {
   std::string study;
   int top = 10;
+};
+struct MergeArgs {
+  std::string output;
+  std::vector<std::string> shards;
+  bool allow_missing = false;
 };
 struct ExportArgs {
   std::string study;
@@ -41,6 +47,7 @@ int RunCommand(const RunArgs& args, int* argc, char*** argv);
 int ValidateCommand(const ValidateArgs& args);
 int ShowCommand(const ShowArgs& args);
 int ExportCommand(const ExportArgs& args);
+int MergeCommand(const MergeArgs& args);
 
 // Prints "cleansweep: error: <message>" to stderr and returns the exit status for `status`.
 int ReportError(const Status& status);

@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--resume", run.resume,
                     "Continue the study file if it exists (finished trials kept, interrupted ones run again)");
   run_cmd->add_flag("--force", run.force, "With --resume: continue although the search space or objective changed");
+  run_cmd->add_option("--shard", run.shard,
+                      "Run shard K of N (K from 0) of the sweep, into its own study file; join the shards "
+                      "with cleansweep merge (docs/slurm.md)");
 
   RunArgs resume;
   resume.from_study = true;
@@ -53,6 +56,13 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--format", exp.format, "csv or json")->check(CLI::IsMember({"csv", "json"}));
   export_cmd->add_option("-o,--output", exp.output, "Output file (default: stdout)");
 
+  MergeArgs merge;
+  CLI::App* merge_cmd =
+      app.add_subcommand("merge", "Join the study files of a sharded sweep (run --shard K/N) into one study file");
+  merge_cmd->add_option("output", merge.output, "The merged study file to write (must not exist)")->required();
+  merge_cmd->add_option("shards", merge.shards, "The shards' study files")->required();
+  merge_cmd->add_flag("--allow-missing", merge.allow_missing, "Merge although some shards' files are not given");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -63,5 +73,6 @@ int main(int argc, char** argv) {
   if (resume_cmd->parsed()) return RunCommand(resume, &argc, &argv);
   if (validate_cmd->parsed()) return ValidateCommand(validate);
   if (show_cmd->parsed()) return ShowCommand(show);
+  if (merge_cmd->parsed()) return MergeCommand(merge);
   return ExportCommand(exp);
 }

@@ -94,7 +94,9 @@ std::string TrialsRoot(const std::string& storage) {
 
 int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
   const StudyMode mode = args.from_study ? StudyMode::kResume : args.resume ? StudyMode::kNewOrResume : StudyMode::kNew;
-  Result<PreparedStudy> prepared = PrepareStudy(args.config, args.sets, mode, args.force);
+  std::vector<std::string> sets = args.sets;
+  if (!args.shard.empty()) sets.push_back("study.shard=" + args.shard);
+  Result<PreparedStudy> prepared = PrepareStudy(args.config, sets, mode, args.force);
   if (!prepared.ok()) {
     for (int rank = 1; rank < transport->size(); ++rank) transport->Send(rank, StopMsg{"invalid config"});
     return ReportError(prepared.status());
@@ -103,7 +105,11 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
   const SystemClock clock;
   const bool live = args.progress == "live" || (args.progress == "auto" && WatchedOnTerminal());
   Progress progress(stdout, live, config);
-  progress.Message("study " + config.study.name + ": " + std::to_string(config.study.n_trials) + " trials on " +
+  const std::string shard = config.study.shard.sharded() ? " (shard " + config.study.shard.Name() + " of a sweep of " +
+                                                               std::to_string(config.study.n_trials) + ")"
+                                                         : "";
+  progress.Message("study " + config.study.name + ": " +
+                   std::to_string(ShardSize(config.study.shard, config.study.n_trials)) + " trials" + shard + " on " +
                    std::to_string(transport->size() - 1) + " workers, " + config.sampler.kind + " sampler, " +
                    (prepared->prior ? "continuing " : "writing ") + config.study.storage);
   Coordinator coordinator(config, transport, prepared->sampler.get(), &clock, &progress);
@@ -136,7 +142,8 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
   }
   if (summary->interrupted) {
     std::printf("stopped before the end (%lld of %lld trials); continue with: cleansweep resume %s\n",
-                static_cast<long long>(summary->finished), static_cast<long long>(config.study.n_trials),
+                static_cast<long long>(summary->finished),
+                static_cast<long long>(ShardSize(config.study.shard, config.study.n_trials)),
                 config.study.storage.c_str());
     std::fflush(stdout);
     return kExitInterrupted;

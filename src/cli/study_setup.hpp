@@ -32,9 +32,4 @@ enum class StudyMode {
 Result<PreparedStudy> PrepareStudy(const std::string& path, const std::vector<std::string>& sets, StudyMode mode,
                                    bool force);
 
-// The differences in objective and search space between a stored study and a new config, one
-// line each ("param lr: was float [1e-05, 0.1] log, now float [1e-05, 1] log"); empty if none.
-// `breaking` is set when a difference changes the study file's columns, which no force allows.
-std::vector<std::string> StudyDifferences(const StudyConfig& stored, const StudyConfig& now, bool* breaking);
-
 }  // namespace cleansweep

@@ -49,7 +49,8 @@ Status ApplyOverride(const std::string& text, YAML::Node root, std::set<std::str
 
 Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out) {
   if (!node) return r.Error(node, "study", "missing: a config needs a `study:` section with at least a name");
-  CS_RETURN_IF_ERROR(r.CheckKeys(node, "study", {"name", "direction", "metric", "n_trials", "time_budget", "storage"}));
+  CS_RETURN_IF_ERROR(
+      r.CheckKeys(node, "study", {"name", "direction", "metric", "n_trials", "time_budget", "storage", "shard"}));
   if (!node["name"]) return r.Error(node, "study.name", "missing: every study needs a name");
   Result<std::string> name = r.String(node["name"], "study.name");
   if (!name.ok()) return name.status();
@@ -87,6 +88,14 @@ Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out
     if (!s.ok()) return s.status();
     if (s->empty()) return r.Error(node["storage"], "study.storage", "must be a file path");
     out->storage = *s;
+  }
+  if (node["shard"]) {
+    Result<std::string> text = r.String(node["shard"], "study.shard");
+    if (!text.ok()) return text.status();
+    Result<Shard> shard = ParseShard(*text);
+    if (!shard.ok()) return r.Error(node["shard"], "study.shard", shard.status().message());
+    out->shard = *shard;
+    out->storage = ShardStoragePath(out->storage, out->shard);
   }
   return Status::Ok();
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "config/shard.hpp"
 #include "space/search_space.hpp"
 #include "study/trial_record.hpp"
 #include "util/duration.hpp"
@@ -25,6 +26,7 @@ struct StudyOptions {  // study:
   std::int64_t n_trials = 100;
   std::optional<Millis> time_budget;  // stop handing out trials after this long
   std::string storage;                // HDF5 study file; default results/<name>.h5
+  Shard shard;                        // this run's part of the sweep (--shard K/N); storage gets "-shard-K-of-N"
 };
 
 struct SamplerOptions {         // sampler:

@@ -22,6 +22,7 @@ Coordinator::Coordinator(const StudyConfig& config, Transport* transport, Sample
   target_ = config.study.n_trials;
   pruner_ = MakePruner(config.pruner, config.study.direction);
   if (const auto capacity = sampler->Capacity(); capacity && *capacity < target_) target_ = *capacity;
+  target_ = ShardSize(config.study.shard, target_);  // this shard's part of the sweep's trial list
 }
 
 Result<Envelope> Coordinator::ReceiveOrFail(Millis max_wait, const char* waiting_for) {
@@ -103,15 +104,17 @@ Status Coordinator::Dispatch() {
       running.enqueued = rerun.enqueued;
       failures_[running.number] = rerun.failures;
     } else {
-      const bool enqueued = next_enqueued_ < config_.enqueue.size();
+      // The trial's place in the (unsharded) sweep's list: enqueued configurations come first.
+      const std::int64_t position = ShardPosition(config_.study.shard, fresh_);
+      const bool enqueued = position < static_cast<std::int64_t>(config_.enqueue.size());
       std::optional<ParamSet> params =
-          enqueued ? CompleteEnqueued(*sampler_, config_, config_.enqueue[next_enqueued_], fresh_, history_)
-                   : sampler_->Ask(fresh_, history_);
+          enqueued
+              ? CompleteEnqueued(*sampler_, config_, config_.enqueue[static_cast<size_t>(position)], position, history_)
+              : sampler_->Ask(position, history_);
       if (!params) {
         sampler_exhausted_ = true;
         break;
       }
-      next_enqueued_ += enqueued ? 1 : 0;
       ++fresh_;
       running.params = std::move(*params);
       running.enqueued = enqueued;
@@ -234,8 +237,6 @@ void Coordinator::Resume(std::vector<TrialRecord> trials, const std::vector<Inte
     next_number_ = std::max(next_number_, r.number + 1);
     if (r.retry_of < 0) ++fresh_;
   }
-  next_enqueued_ =
-      static_cast<size_t>(std::min<std::int64_t>(fresh_, static_cast<std::int64_t>(config_.enqueue.size())));
   prior_ = std::move(trials);
 }
 

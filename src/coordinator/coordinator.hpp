@@ -115,10 +115,9 @@ class Coordinator {
   std::unique_ptr<Pruner> pruner_;     // null without `pruner:`
   Curves curves_;                      // every trial's intermediate values
   std::set<std::int64_t> prune_sent_;  // running trials already told to stop
-  size_t next_enqueued_ = 0;
   std::int64_t next_number_ = 0;
-  std::int64_t fresh_ = 0;   // trials with sampler-chosen (or enqueued) parameters: the sample index
-  std::int64_t target_ = 0;  // n_trials, or fewer when the sampler's capacity is smaller
+  std::int64_t fresh_ = 0;   // trials with sampler-chosen (or enqueued) parameters so far
+  std::int64_t target_ = 0;  // n_trials (this shard's part of it), or fewer when the sampler's capacity is smaller
   bool sampler_exhausted_ = false;
   bool stopping_ = false;
   double started_ = 0;

@@ -63,7 +63,8 @@ Result<std::vector<ParamValue>> GridSampler::GridValues(const ParamSpec& spec) {
 }
 
 Result<std::unique_ptr<GridSampler>> GridSampler::Create(const SearchSpace& space, const std::string& source,
-                                                         std::uint64_t seed) {
+                                                         std::uint64_t seed, const Shard& shard,
+                                                         const std::vector<ParamSet>& enqueued) {
   std::vector<std::vector<ParamValue>> values;
   for (const ParamSpec& spec : space.params()) {
     Result<std::vector<ParamValue>> v = GridValues(spec);
@@ -100,6 +101,18 @@ Result<std::unique_ptr<GridSampler>> GridSampler::Create(const SearchSpace& spac
   SplitMix64 rng(seed);  // Fisher-Yates with our own generator: the same order on every platform
   for (size_t i = sampler->points_.size(); i > 1; --i) {
     std::swap(sampler->points_[i - 1], sampler->points_[rng.Below(i)]);
+  }
+  sampler->capacity_ = static_cast<std::int64_t>(sampler->points_.size());
+  if (shard.sharded()) {
+    std::set<std::string> enqueued_keys;
+    for (const ParamSet& params : enqueued) enqueued_keys.insert(Key(params));
+    std::vector<ParamSet> mine;
+    auto position = static_cast<std::int64_t>(enqueued.size());  // the grid's first point follows the queue
+    for (ParamSet& point : sampler->points_) {
+      if (enqueued_keys.count(Key(point))) continue;
+      if (InShard(shard, position++)) mine.push_back(std::move(point));
+    }
+    sampler->points_ = std::move(mine);
   }
   return sampler;
 }

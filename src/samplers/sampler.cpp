@@ -16,12 +16,14 @@ ParamSet CompleteEnqueued(Sampler& sampler, const StudyConfig& config, const Par
 }
 
 Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
-  const SamplerOptions& options = config.sampler;
+  SamplerOptions options = config.sampler;
+  options.seed = ShardSeed(options.kind, options.seed, config.study.shard);
   if (options.kind == "random") {
     return std::unique_ptr<Sampler>(std::make_unique<RandomSampler>(config.space, options.seed));
   }
   if (options.kind == "grid") {
-    Result<std::unique_ptr<GridSampler>> grid = GridSampler::Create(config.space, config.source, options.seed);
+    Result<std::unique_ptr<GridSampler>> grid =
+        GridSampler::Create(config.space, config.source, options.seed, config.study.shard, config.enqueue);
     if (!grid.ok()) return grid.status();
     return std::unique_ptr<Sampler>(std::move(*grid));
   }

@@ -37,7 +37,8 @@ Result<h5::Handle> CreateTable(hid_t file, const char* name, hid_t type) {
                      std::string("cannot create dataset ") + name);
 }
 
-Status WriteMetadata(hid_t file, const StudyConfig& config) {
+Status WriteMetadata(hid_t file, const StudyConfig& config, const std::map<std::string, std::string>& notes) {
+  for (const auto& [name, text] : notes) CS_RETURN_IF_ERROR(h5::WriteAttr(file, name.c_str(), text));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "schema_version", static_cast<long long>(kStudySchemaVersion)));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "cleansweep_version", std::string(kVersion)));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "study_name", config.study.name));
@@ -153,7 +154,8 @@ Status StudyFile::Impl::StartSwmr() {
 
 StudyFile::StudyFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, const StudyConfig& config) {
+Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, const StudyConfig& config,
+                                                     const std::map<std::string, std::string>& notes) {
   h5::QuietErrors();
   std::error_code ec;
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
@@ -175,7 +177,7 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, co
     if (!f.ok()) return f.status();
     file->file = std::move(*f);
     RestrictPermissions(path);
-    CS_RETURN_IF_ERROR(WriteMetadata(file->file.get(), config));
+    CS_RETURN_IF_ERROR(WriteMetadata(file->file.get(), config, notes));
     Result<h5::Handle> trials = CreateTable(file->file.get(), "trials", file->trials_type.get());
     if (!trials.ok()) return trials.status();
     file->trials = std::move(*trials);

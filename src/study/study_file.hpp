@@ -3,6 +3,7 @@
 // open the file while it grows and a killed writer leaves a file that opens (docs/reliability.md).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,7 +20,9 @@ class StudyFile : public StudyStore {
  public:
   // Creates `path` (and its folder) for `config`. Refuses, with InvalidInput, to touch a file that
   // exists or a study another coordinator holds. On any failure nothing is left behind.
-  static Result<std::unique_ptr<StudyFile>> Create(const std::string& path, const StudyConfig& config);
+  // `notes` become extra text attributes on the root ("merged_from", say).
+  static Result<std::unique_ptr<StudyFile>> Create(const std::string& path, const StudyConfig& config,
+                                                   const std::map<std::string, std::string>& notes = {});
   // Opens an existing study to continue it with `config` (already checked against the stored one;
   // its text replaces the stored config). Clears the flags a killed writer left. InvalidInput when
   // another coordinator holds the study or the file has another schema version.

@@ -202,6 +202,59 @@ TEST(Coordinator, EnqueuedConfigurationsRunFirstAndAreMarked) {
   for (const TrialRecord& r : trials) EXPECT_GE(r.sampler_ms, 0.0);
 }
 
+// The parameters of every trial a sweep ran, as canonical JSON, with how often each ran.
+std::multiset<std::string> RanParams(const std::string& yaml, const std::vector<std::string>& sets = {}) {
+  Result<StudyConfig> config = LoadConfigText(yaml, "s.yaml", sets);
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  Sweep sweep(*config, 2);
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  EXPECT_TRUE(summary.ok()) << summary.status().message();
+  std::multiset<std::string> ran;
+  for (const TrialRecord& r : sweep.store()->trials) ran.insert(ToJson(r.params).dump());
+  return ran;
+}
+
+// For random, sobol and grid sampling the shards of a sweep run exactly the unsharded sweep's
+// trials between them, enqueued configurations included, with nothing twice.
+TEST(CoordinatorShards, ShardsPartitionTheUnshardedSweep) {
+  const std::string space =
+      "trial: {command: [sh]}\nspace:\n  x: {type: float, low: 0.0, high: 1.0, grid: [0.1, 0.2, 0.3, 0.4, 0.5]}\n"
+      "  n: {type: int, low: 1, high: 4}\nenqueue:\n  - {x: 0.3, n: 2}\n  - {x: 0.77, n: 1}\n";
+  for (const std::string sampler : {"random", "sobol", "grid"}) {
+    for (const int n_trials : {23, 200}) {  // the grid has 20 points: 200 uses it up
+      SCOPED_TRACE(sampler + " " + std::to_string(n_trials));
+      const std::string yaml = "study: {name: s, n_trials: " + std::to_string(n_trials) +
+                               "}\nsampler: {kind: " + sampler + ", seed: 11}\n" + space;
+      const std::multiset<std::string> whole = RanParams(yaml);
+      std::multiset<std::string> joined;
+      for (int k = 0; k < 3; ++k) {
+        const std::multiset<std::string> part = RanParams(yaml, {"study.shard=" + std::to_string(k) + "/3"});
+        joined.insert(part.begin(), part.end());
+      }
+      EXPECT_EQ(joined, whole);
+      EXPECT_EQ(std::set<std::string>(whole.begin(), whole.end()).size(), whole.size());
+    }
+  }
+}
+
+// Model-based samplers cannot share a model across shards: each shard is a search of its own,
+// with its own seed, and the shards together run n_trials.
+TEST(CoordinatorShards, ModelBasedShardsAreIndependentSearchesOfTheirShare) {
+  const std::string yaml =
+      "study: {name: s, n_trials: 25}\nsampler: {kind: tpe, seed: 4, n_startup_trials: 3}\ntrial: {command: [sh]}\n"
+      "space:\n  x: {type: float, low: 0.0, high: 1.0}\n  n: {type: int, low: 1, high: 4}\n";
+  std::vector<std::multiset<std::string>> parts;
+  size_t total = 0;
+  for (int k = 0; k < 4; ++k) {
+    parts.push_back(RanParams(yaml, {"study.shard=" + std::to_string(k) + "/4"}));
+    total += parts.back().size();
+    EXPECT_EQ(parts.back().size(), k == 0 ? 7u : 6u);
+  }
+  EXPECT_EQ(total, 25u);
+  EXPECT_NE(*parts[0].begin(), *parts[1].begin());  // different seeds, different first proposals
+}
+
 TEST(Coordinator, TrialsGetTheProtocolEnvironment) {
   Sweep sweep(Config("{name: c, n_trials: 1}", "{kind: random}"), 1);
   const SystemClock clock;

@@ -1,0 +1,75 @@
+// `cleansweep merge OUT SHARD...`: one study file from the study files of a sharded sweep.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "cli/commands.hpp"
+#include "study/merge.hpp"
+#include "study/study_lock.hpp"
+
+namespace cleansweep {
+namespace {
+
+Status WriteMerged(const MergedStudy& merged, const std::string& path) {
+  Result<std::unique_ptr<StudyFile>> file =
+      StudyFile::Create(path, merged.config, {{"merged_from", merged.merged_from}});
+  if (!file.ok()) return file.status();
+  for (const TrialRecord& r : merged.trials) CS_RETURN_IF_ERROR((*file)->PutTrial(r));
+  for (const IntermediateValue& v : merged.intermediate) CS_RETURN_IF_ERROR((*file)->AppendIntermediate(v));
+  return Status::Ok();
+}
+
+}  // namespace
+
+int MergeCommand(const MergeArgs& args) {
+  std::error_code ec;
+  if (std::filesystem::exists(args.output, ec)) {
+    return ReportError(Status::InvalidInput(args.output + ": already exists; merge into a new file"));
+  }
+  // Hold the output's lock and every shard's for the whole merge: no coordinator may write a
+  // shard while it is read, and no second merge may write the same output.
+  Result<StudyLock> out_lock = StudyLock::Acquire(args.output);
+  if (!out_lock.ok()) return ReportError(out_lock.status());
+  std::vector<StudyLock> locks;
+  std::vector<StudyData> shards;
+  for (size_t i = 0; i < args.shards.size(); ++i) {
+    const std::string& path = args.shards[i];
+    for (size_t j = 0; j < i; ++j) {
+      if (std::filesystem::equivalent(path, args.shards[j], ec)) {
+        return ReportError(Status::InvalidInput(path + ": given twice"));
+      }
+    }
+    Result<StudyData> data = ReadStudyFile(path);
+    if (!data.ok()) return ReportError(data.status());
+    Result<StudyLock> lock = StudyLock::Acquire(path);
+    if (!lock.ok()) return ReportError(lock.status());
+    locks.push_back(std::move(*lock));
+    shards.push_back(std::move(*data));
+  }
+  Result<MergedStudy> merged = MergeShards(shards, args.output, args.allow_missing);
+  if (!merged.ok()) return ReportError(merged.status());
+
+  // Written under a temporary name and renamed: OUT is either absent or complete.
+  const std::filesystem::path out(args.output);
+  const std::string partial =
+      (out.parent_path() / ("." + out.filename().string() + ".merging-" + std::to_string(::getpid()))).string();
+  const Status written = WriteMerged(*merged, partial);
+  if (written.ok()) std::filesystem::rename(partial, args.output, ec);
+  if (!written.ok() || ec) {
+    std::filesystem::remove(partial, ec);
+    return ReportError(written.ok() ? Status::IoError(args.output + ": cannot rename the merged file into place")
+                                    : written);
+  }
+  std::map<std::string, int> states;
+  for (const TrialRecord& r : merged->trials) ++states[TrialStateName(r.state)];
+  std::string counts;
+  for (const auto& [state, n] : states) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + state;
+  std::printf("merged %zu of %lld shards into %s: %zu trials (%s)\n", shards.size(),
+              static_cast<long long>(shards.front().config.study.shard.count), args.output.c_str(),
+              merged->trials.size(), counts.empty() ? "none" : counts.c_str());
+  return kExitOk;
+}
+
+}  // namespace cleansweep

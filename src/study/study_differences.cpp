@@ -1,0 +1,66 @@
+#include "study/study_differences.hpp"
+
+#include <map>
+#include <sstream>
+
+#include "study/table_layout.hpp"
+
+namespace cleansweep {
+namespace {
+
+// name -> its line of SearchSpace::Describe() ("  lr: float [1e-05, 0.1] log").
+std::map<std::string, std::string> DescribedParams(const SearchSpace& space) {
+  std::map<std::string, std::string> lines;
+  std::istringstream text(space.Describe());
+  for (std::string line; std::getline(text, line);) {
+    const size_t colon = line.find(": ");
+    if (line.rfind("  ", 0) == 0 && colon != std::string::npos)
+      lines[line.substr(2, colon - 2)] = line.substr(colon + 2);
+  }
+  return lines;
+}
+
+}  // namespace
+
+std::vector<std::string> StudyDifferences(const StudyConfig& stored, const StudyConfig& now, bool* breaking) {
+  std::vector<std::string> out;
+  *breaking = false;
+  if (stored.study.metric != now.study.metric) {
+    out.push_back("study.metric: was " + stored.study.metric + ", now " + now.study.metric);
+  }
+  if (stored.study.direction != now.study.direction) {
+    out.push_back(std::string("study.direction: was ") + DirectionName(stored.study.direction) + ", now " +
+                  DirectionName(now.study.direction));
+  }
+  if (!(stored.study.shard == now.study.shard)) {
+    // Another shard runs other positions of the trial list: its trials do not continue these.
+    out.push_back("study.shard: was " + stored.study.shard.Name() + ", now " + now.study.shard.Name());
+    *breaking = true;
+  }
+  const auto before = DescribedParams(stored.space), after = DescribedParams(now.space);
+  for (const auto& [name, line] : before) {
+    const auto it = after.find(name);
+    if (it == after.end()) {
+      out.push_back("param " + name + ": removed (was " + line + ")");
+      *breaking = true;
+    } else if (it->second != line) {
+      out.push_back("param " + name + ": was " + line + ", now " + it->second);
+      const ParamSpec& was = *stored.space.Find(name);
+      const ParamSpec& is = *now.space.Find(name);
+      // A new column type, or text wider than the file's fixed-width column, cannot be stored.
+      if (ParamColumnType(was) != ParamColumnType(is) ||
+          (ParamColumnType(is) == ColumnType::kString && ParamColumnLength(is) > ParamColumnLength(was))) {
+        *breaking = true;
+      }
+    }
+  }
+  for (const auto& [name, line] : after) {
+    if (!before.count(name)) {
+      out.push_back("param " + name + ": added (" + line + ")");
+      *breaking = true;
+    }
+  }
+  return out;
+}
+
+}  // namespace cleansweep
