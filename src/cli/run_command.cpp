@@ -194,7 +194,7 @@ int RunCommand(const RunArgs& args, int* argc, char*** argv) {
     WorkerIdentity identity;
     identity.host = HostName();
     NodeLocalIndex(rank, &identity.local_index, &identity.local_count);
-    identity.visible_gpus = DetectVisibleGpus();
+    identity.visible_gpus = DetectVisibleGpus(ProcessEnvironment());
     identity.cpu_count = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     MpiTransport transport(MPI_COMM_WORLD);
     code = rank == 0 ? RunCoordinator(args, &transport) : RunWorker(&transport, identity);

@@ -50,7 +50,9 @@ Status Coordinator::SetUpWorkers(const std::string& trials_root) {
   }
   std::string errors;
   int gpus = 0;
-  std::set<std::string> isolation;  // "host: how", once each
+  std::set<std::string> isolation;               // "host: how", once each
+  std::map<std::string, std::string> gpu_lines;  // host -> "GPUs on host (source): rank -> device, ..."
+  std::set<std::string> gpu_notes;
   for (int seen = 0; seen < n;) {
     Result<Envelope> e = ReceiveOrFail(timing_.setup_timeout, "workers to set up");
     if (!e.ok()) return e.status();
@@ -62,12 +64,20 @@ Status Coordinator::SetUpWorkers(const std::string& trials_root) {
     slot.gpu = ready->gpu;
     gpus += ready->gpu.empty() ? 0 : 1;
     if (ready->ok && !ready->isolation.empty()) isolation.insert(slot.host + ": " + ready->isolation);
+    if (ready->ok && !ready->gpu.empty()) {
+      std::string& line = gpu_lines[slot.host];
+      line += (line.empty() ? "GPUs on " + slot.host + " (" + ready->gpu_source + "): " : ", ") + "rank " +
+              std::to_string(e->source) + " -> " + ready->gpu;
+    }
+    if (ready->ok && !ready->gpu_note.empty()) gpu_notes.insert("warning: " + slot.host + ": " + ready->gpu_note);
     if (!ready->ok && errors.empty()) {
       errors = "worker rank " + std::to_string(e->source) + " on " + slot.host + ": " + ready->error;
     }
   }
   if (!errors.empty()) return Status::InvalidInput(errors);
   for (const std::string& line : isolation) progress_->Message("trials on " + line);
+  for (const auto& [host, line] : gpu_lines) progress_->Message(line);
+  for (const std::string& note : gpu_notes) progress_->Message(note);
   if (gpus == 0) progress_->Message("no GPU on any worker node: trials run on the CPU");
   return Status::Ok();
 }

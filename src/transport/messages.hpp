@@ -41,12 +41,14 @@ struct SetupMsg {
 
 struct ReadyMsg {
   bool ok = false;
-  std::string error;      // why setup failed, when !ok
-  std::string gpu;        // CUDA_VISIBLE_DEVICES for its trials; "" means CPU
-  std::string isolation;  // how its trials are contained (cgroup or process group, memory limit)
+  std::string error;       // why setup failed, when !ok
+  std::string gpu;         // CUDA_VISIBLE_DEVICES for its trials; "" means CPU
+  std::string isolation;   // how its trials are contained (cgroup or process group, memory limit)
+  std::string gpu_source;  // where the worker's device list came from ("CUDA_VISIBLE_DEVICES=0,1")
+  std::string gpu_note;    // a warning: GPUs shared or idle on its node
   template <class A>
   void serialize(A& ar) {
-    ar(ok, error, gpu, isolation);
+    ar(ok, error, gpu, isolation, gpu_source, gpu_note);
   }
 };
 

@@ -45,9 +45,14 @@ Status Worker::SetUp(const SetupMsg& setup) {
     config_ = std::move(*config);
     program_ = *program;
     trials_root_ = setup.trials_root;
-    gpu_ = AssignGpu(config_->workers.gpus, identity_.visible_gpus, identity_.local_index);
+    const GpuAssignment assignment =
+        AssignGpu(config_->workers.gpus, identity_.visible_gpus, identity_.local_index, identity_.local_count);
+    gpu_ = assignment.device;
     ready.ok = true;
     ready.gpu = gpu_;
+    ready.gpu_source =
+        config_->workers.gpus == "auto" ? identity_.visible_gpus.source : "workers.gpus=" + config_->workers.gpus;
+    ready.gpu_note = assignment.note;
     ready.isolation = identity_.isolation;
   } else {
     ready.error = program.status().message();
@@ -73,7 +78,7 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   spec.env["CLEANSWEEP_REPORT_FD"] = std::to_string(SpawnLauncher::kReportFd);
   spec.env["CLEANSWEEP_CONTROL_FD"] = std::to_string(SpawnLauncher::kControlFd);
   // One device, or none: a trial never sees a GPU that belongs to another worker.
-  if (!gpu_.empty() || config_->workers.gpus == "none" || !identity_.visible_gpus.empty()) {
+  if (!gpu_.empty() || config_->workers.gpus == "none" || !identity_.visible_gpus.devices.empty()) {
     spec.env["CUDA_VISIBLE_DEVICES"] = gpu_;
   }
   if (!std::getenv("OMP_NUM_THREADS")) {  // share the node's cores instead of oversubscribing them

@@ -10,6 +10,7 @@
 #include "config/study_config.hpp"
 #include "launch/launcher.hpp"
 #include "transport/transport.hpp"
+#include "worker/gpu_binding.hpp"
 
 namespace cleansweep {
 
@@ -17,7 +18,7 @@ struct WorkerIdentity {
   std::string host;
   int local_index = 0;  // among the workers on this node
   int local_count = 1;
-  std::vector<std::string> visible_gpus;
+  VisibleGpus visible_gpus;
   int cpu_count = 1;      // cores on this node, for OMP_NUM_THREADS
   std::string isolation;  // how the launcher contains trials here, for the user
 };

@@ -60,7 +60,7 @@ class Sweep {
       WorkerIdentity id;
       id.host = "host" + std::to_string(rank);
       id.local_index = rank - 1;
-      id.visible_gpus = {"0", "1"};
+      id.visible_gpus = {{"0", "1"}, "test"};
       workers_.push_back(std::make_unique<Worker>(transports_.back().get(), &launcher_, id));
     }
   }

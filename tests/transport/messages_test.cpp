@@ -20,11 +20,13 @@ TEST(Messages, EveryTypeRoundTrips) {
   const SetupMsg setup = RoundTrip(SetupMsg{"study: {}", "/r/x.trials"});
   EXPECT_EQ(setup.config_yaml, "study: {}");
   EXPECT_EQ(setup.trials_root, "/r/x.trials");
-  const ReadyMsg ready = RoundTrip(ReadyMsg{false, "no program", "3", "process groups"});
+  const ReadyMsg ready = RoundTrip(ReadyMsg{false, "no program", "3", "process groups", "SLURM_STEP_GPUS=3", "idle"});
   EXPECT_FALSE(ready.ok);
   EXPECT_EQ(ready.error, "no program");
   EXPECT_EQ(ready.gpu, "3");
   EXPECT_EQ(ready.isolation, "process groups");
+  EXPECT_EQ(ready.gpu_source, "SLURM_STEP_GPUS=3");
+  EXPECT_EQ(ready.gpu_note, "idle");
   const StopMsg stop = RoundTrip(StopMsg{"SIGUSR1 received", 2500, true});
   EXPECT_EQ(stop.reason, "SIGUSR1 received");
   EXPECT_EQ(stop.grace_ms, 2500);
