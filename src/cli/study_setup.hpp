@@ -23,6 +23,7 @@ enum class StudyMode {
   kNew,          // refuse an existing study file
   kNewOrResume,  // `run --resume`: continue the file if it exists, else start it
   kResume,       // `resume STUDY`: the file must exist; its stored config is the base
+  kCheck,        // `validate`: the config alone; an existing study file is neither refused nor read
 };
 
 // Loads the config (for kResume: the one stored in `path`, a study file), applies `sets`, builds

@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <filesystem>
 
 #include "cli/commands.hpp"
 #include "cli/study_setup.hpp"
@@ -11,14 +12,21 @@ int ReportError(const Status& status) {
 }
 
 int ValidateCommand(const ValidateArgs& args) {
-  Result<PreparedStudy> prepared = PrepareStudy(args.config, args.sets, StudyMode::kNew, false);
+  Result<PreparedStudy> prepared = PrepareStudy(args.config, args.sets, StudyMode::kCheck, false);
   if (!prepared.ok()) return ReportError(prepared.status());
   const StudyConfig& c = prepared->config;
   std::printf("%s: valid\n", args.config.c_str());
   std::printf("study     %s: %s %s, %lld trials", c.study.name.c_str(), DirectionName(c.study.direction),
               c.study.metric.c_str(), static_cast<long long>(c.study.n_trials));
   if (c.study.time_budget) std::printf(", time budget %s", FormatDuration(*c.study.time_budget).c_str());
-  std::printf("\nstorage   %s\n", c.study.storage.c_str());
+  if (c.study.shard.sharded()) {
+    std::printf("\nshard     %s: %lld of the %lld trials", c.study.shard.Name().c_str(),
+                static_cast<long long>(ShardSize(c.study.shard, c.study.n_trials)),
+                static_cast<long long>(c.study.n_trials));
+  }
+  std::error_code ec;
+  std::printf("\nstorage   %s%s\n", c.study.storage.c_str(),
+              std::filesystem::exists(c.study.storage, ec) ? " (exists: run --resume continues it)" : "");
   std::printf("sampler   %s (seed %llu)", c.sampler.kind.c_str(), static_cast<unsigned long long>(c.sampler.seed));
   if (const auto capacity = prepared->sampler->Capacity())
     std::printf(", %lld grid points", static_cast<long long>(*capacity));

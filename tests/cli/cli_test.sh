@@ -37,9 +37,14 @@ expect 2 "not an executable file" "$bin/cleansweep" validate configs/quickstart.
 expect 2 "unknown sampler 'tpe2'" "$bin/cleansweep" validate configs/quickstart.yaml --set sampler.kind=tpe2
 expect 2 "cannot open the config file" "$bin/cleansweep" validate missing.yaml
 mkdir -p results && echo keep > results/fashion-quick.h5
-expect 2 "results/fashion-quick.h5 already exists" "$bin/cleansweep" validate configs/quickstart.yaml
+expect 0 "results/fashion-quick.h5 (exists: run --resume continues it)" "$bin/cleansweep" validate configs/quickstart.yaml
 [ "$(cat results/fashion-quick.h5)" = keep ] || fail "validate touched an existing study file"
 [ ! -e results/fashion-quick.trials ] || fail "validate created a trials folder"
+# A shard: its part of the trials and its own file.
+expect 0 "shard     2/5: 2 of the 12 trials" "$bin/cleansweep" validate configs/quickstart.yaml --set study.shard=2/5
+expect 0 "storage   results/fashion-quick-shard-2-of-5.h5$" "$bin/cleansweep" validate configs/quickstart.yaml --set study.shard=2/5
+expect 2 "error: --set study.shard: shard '5/5': K counts from 0" \
+  "$bin/cleansweep" validate configs/quickstart.yaml --set study.shard=5/5
 
 # The command line itself.
 expect 2 "" "$bin/cleansweep" frobnicate
