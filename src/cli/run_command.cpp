@@ -92,7 +92,36 @@ std::string TrialsRoot(const std::string& storage) {
   return path.string();
 }
 
+// With CLEANSWEEP_COORDINATOR_PID_FILE set (scripts/slurm/launch.sh sets it), rank 0 writes its
+// pid there for the job's life, so a batch script can signal the coordinator alone: srun passes
+// a signal to every process of the job, trials included (docs/slurm.md).
+class CoordinatorPidFile {
+ public:
+  CoordinatorPidFile() {
+    const char* path = std::getenv("CLEANSWEEP_COORDINATOR_PID_FILE");
+    if (!path || !*path) return;
+    path_ = path;
+    const std::string partial = path_ + ".partial";
+    if (std::FILE* f = std::fopen(partial.c_str(), "w")) {
+      std::fprintf(f, "%d\n", static_cast<int>(::getpid()));
+      const bool written = std::fclose(f) == 0;
+      std::error_code ec;
+      if (written) std::filesystem::rename(partial, path_, ec);
+    }
+  }
+  ~CoordinatorPidFile() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove(path_, ec);
+  }
+  CoordinatorPidFile(const CoordinatorPidFile&) = delete;
+  CoordinatorPidFile& operator=(const CoordinatorPidFile&) = delete;
+
+ private:
+  std::string path_;
+};
+
 int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
+  const CoordinatorPidFile pid_file;
   const StudyMode mode = args.from_study ? StudyMode::kResume : args.resume ? StudyMode::kNewOrResume : StudyMode::kNew;
   std::vector<std::string> sets = args.sets;
   if (!args.shard.empty()) sets.push_back("study.shard=" + args.shard);

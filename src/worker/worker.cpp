@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <utility>
 
 #include "launch/spawn_launcher.hpp"
 #include "launch/trial_command.hpp"
@@ -15,6 +17,16 @@ constexpr Millis kIdleWait(1000);
 constexpr Millis kTrialPoll(100);  // how often a busy worker looks for a stop message
 // After a stop signal, how long a worker waits for the coordinator's word before acting alone.
 constexpr Millis kSilentCoordinator(10'000);
+
+// The stop signal (SIGTERM, SIGINT, SIGHUP, SIGUSR1) that ended a trial, or null: the signal that
+// killed it, or one a shell reported as exit status 128 + signal.
+const char* StopSignalOf(const TrialOutcome& o) {
+  for (const auto& [sig, name] : {std::pair{SIGTERM, "SIGTERM"}, std::pair{SIGINT, "SIGINT"},
+                                  std::pair{SIGHUP, "SIGHUP"}, std::pair{SIGUSR1, "SIGUSR1"}}) {
+    if (o.signal == sig || o.exit_code == 128 + sig) return name;
+  }
+  return nullptr;
+}
 
 }  // namespace
 
@@ -149,6 +161,15 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     record.reason = o.reason;
     record.output_tail = o.output_tail;
     record.attrs_json = o.attrs_json;
+    // A batch system stops a job by signalling every process in it, trials included (Slurm's
+    // scancel, requeue and preemption do). A trial that died of the stop signal this worker also
+    // got did not fail: it was cut off, and runs again when the study resumes.
+    if (signal_poll_ && signal_poll_() > 0 &&
+        (record.state == TrialState::kCrash || record.state == TrialState::kFail) && StopSignalOf(o)) {
+      record.state = TrialState::kInterrupted;
+      record.reason = "interrupted: the job was sent " + std::string(StopSignalOf(o)) +
+                      ", which reached the trial too (the batch system signals every process of a job)";
+    }
   } else {
     record.state = TrialState::kFail;
     record.reason = "the worker could not start the trial: " + started.status().message();
