@@ -242,6 +242,48 @@ assert len(inter) == sum(t["param_steps"])
 print("python trials ok")
 PY
     ;;
+  shards)  # run --shard K/N three times and merge: the unsharded sweep; merge refuses what does not fit
+    toy_config sh 20 "{kind: sobol, seed: 4}" "ok, fail"
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run sh.yaml > whole.txt || fail "unsharded run exited $?"
+    mv sh.h5 whole.h5
+    for k in 0 1 2; do
+      "${mpi[@]}" -np 2 "$bin/cleansweep" run sh.yaml --shard $k/3 > shard$k.txt || fail "shard $k exited $?"
+      grep -q "(shard $k/3 of a sweep of 20) on 1 workers" shard$k.txt || fail "shard $k: $(head -2 shard$k.txt)"
+    done
+    # the same sweep with another seed: its shard does not belong
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run sh.yaml --shard 1/3 --set sampler.seed=5 \
+      --set study.storage=$work/other.h5 > /dev/null || fail "other shard exited $?"
+    expect_exit 2 "$bin/cleansweep" merge all.h5 sh-shard-0-of-3.h5 other-shard-1-of-3.h5 sh-shard-2-of-3.h5
+    grep -q "other-shard-1-of-3.h5: sampler.seed is 5, but sh-shard-0-of-3.h5 has 4" err.txt || fail "$(cat err.txt)"
+    expect_exit 2 "$bin/cleansweep" merge all.h5 sh-shard-0-of-3.h5 sh-shard-2-of-3.h5
+    grep -q "shards 1 of 3 are missing; give their files too, or --allow-missing" err.txt || fail "$(cat err.txt)"
+    expect_exit 2 "$bin/cleansweep" merge all.h5 sh-shard-0-of-3.h5 ./sh-shard-0-of-3.h5
+    grep -q "given twice" err.txt || fail "$(cat err.txt)"
+    expect_exit 2 "$bin/cleansweep" merge whole.h5 sh-shard-0-of-3.h5
+    grep -q "whole.h5: already exists" err.txt || fail "$(cat err.txt)"
+    [ ! -e all.h5 ] && [ -z "$(ls -A | grep -E '^\.all|merging')" ] || fail "a refused merge left files: $(ls -A)"
+    expect_exit 0 "$bin/cleansweep" merge all.h5 sh-shard-*-of-3.h5
+    grep -q "merged 3 of 3 shards into all.h5: 20 trials" out.txt || fail "$(cat out.txt)"
+    [ ! -e all.h5.lock ] || fail "merge left its lock file"
+    /usr/bin/python3 - <<PY
+import collections, h5py
+def rows(path):
+    with h5py.File(path, "r") as f:
+        t = f["trials"][:]
+        return t, f.attrs.get("merged_from")
+def key(t):
+    return collections.Counter((round(float(x), 9), int(n), o, m, s) for x, n, o, m, s in
+                               zip(t["param_x"], t["param_n"], t["param_opt"], t["param_mode"], t["state"]))
+merged, origin = rows("all.h5")
+whole, _ = rows("whole.h5")
+assert key(merged) == key(whole), "merged shards != unsharded sweep"
+assert sorted(merged["number"]) == list(range(20))
+assert list(merged["datetime_start"]) == sorted(merged["datetime_start"]), "numbered by start time"
+origin = origin.decode() if isinstance(origin, bytes) else origin
+assert origin.splitlines()[0] == "0/3 sh-shard-0-of-3.h5 (7 trials)", origin
+PY
+    "$bin/cleansweep" show all.h5 | grep -q "20 of 20 trials finished" || fail "show of the merged study"
+    ;;
   *) fail "unknown scenario $scenario" ;;
 esac
 echo "PASS: $scenario"
