@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <sstream>
 
 #include "cli/commands.hpp"
 #include "study/study_file.hpp"
@@ -61,6 +62,15 @@ int ShowCommand(const ShowArgs& args) {
               c.study.metric.c_str(), args.study.c_str());
   std::printf("sampler %s (seed %lld), created %s by cleansweep %s\n", study->sampler.c_str(), study->seed,
               study->created.c_str(), study->cleansweep_version.c_str());
+  if (c.study.shard.sharded()) {
+    std::printf("shard %s of a sweep of %lld trials (join the shards with cleansweep merge)\n",
+                c.study.shard.Name().c_str(), static_cast<long long>(c.study.n_trials));
+  }
+  if (!study->merged_from.empty()) {
+    std::printf("merged from:\n");
+    std::istringstream lines(study->merged_from);
+    for (std::string line; std::getline(lines, line);) std::printf("  %s\n", line.c_str());
+  }
   std::map<std::string, int> counts;
   int finished = 0, running = 0, interrupted = 0;
   for (const TrialRecord& r : study->trials) {
@@ -73,7 +83,8 @@ int ShowCommand(const ShowArgs& args) {
       ++counts[TrialStateName(r.state)];
     }
   }
-  std::printf("%d of %lld trials finished:", finished, static_cast<long long>(c.study.n_trials));
+  std::printf("%d of %lld trials finished:", finished,
+              static_cast<long long>(ShardSize(c.study.shard, c.study.n_trials)));
   for (const auto& [state, n] : counts) std::printf(" %s %d", state.c_str(), n);
   std::printf("\n");
   // RUNNING rows are live while a coordinator holds the study, or were cut off by a crash.

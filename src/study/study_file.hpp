@@ -48,7 +48,8 @@ struct StudyData {
   long long seed = 0;
   std::string cleansweep_version;
   long long schema_version = 0;
-  std::string created;  // ISO 8601, UTC
+  std::string created;      // ISO 8601, UTC
+  std::string merged_from;  // written by cleansweep merge: "K/N PATH (T trials)" per shard; else ""
   std::vector<TrialRecord> trials;
   std::vector<IntermediateValue> intermediate;
 };

@@ -237,6 +237,11 @@ Result<StudyData> ReadStudyFileOnce(const std::string& path) {
   study.cleansweep_version = *version;
   study.created = *created;
   study.seed = *seed;
+  if (H5Aexists(f, "merged_from") > 0) {
+    Result<std::string> merged_from = h5::ReadStringAttr(f, "merged_from");
+    if (!merged_from.ok()) return merged_from.status().WithContext(path);
+    study.merged_from = *merged_from;
+  }
   CS_RETURN_IF_ERROR(ReadTrials(f, &study).WithContext(path));
   CS_RETURN_IF_ERROR(ReadIntermediate(f, &study).WithContext(path));
   return study;

@@ -282,7 +282,12 @@ assert list(merged["datetime_start"]) == sorted(merged["datetime_start"]), "numb
 origin = origin.decode() if isinstance(origin, bytes) else origin
 assert origin.splitlines()[0] == "0/3 sh-shard-0-of-3.h5 (7 trials)", origin
 PY
-    "$bin/cleansweep" show all.h5 | grep -q "20 of 20 trials finished" || fail "show of the merged study"
+    "$bin/cleansweep" show all.h5 > show.txt
+    grep -q "20 of 20 trials finished" show.txt || fail "show of the merged study: $(cat show.txt)"
+    grep -q "^  2/3 sh-shard-2-of-3.h5 (6 trials)" show.txt || fail "show lists no shards: $(cat show.txt)"
+    "$bin/cleansweep" show sh-shard-1-of-3.h5 > show.txt
+    grep -q "^7 of 7 trials finished" show.txt || fail "show of a shard: $(cat show.txt)"
+    grep -q "^shard 1/3 of a sweep of 20 trials" show.txt || fail "show of a shard: $(cat show.txt)"
     ;;
   *) fail "unknown scenario $scenario" ;;
 esac
