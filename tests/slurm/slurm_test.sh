@@ -67,10 +67,15 @@ free_port() {  # a port nothing listens on, and the next one
 }
 port=$(free_port)
 mkdir -p "$work"/{etc,state,spool,log,munge,dev,run}
-chmod 700 "$work/munge"
+chmod 711 "$work/munge"
 dd if=/dev/urandom of="$work/munge/key" bs=1024 count=1 status=none
 chmod 400 "$work/munge/key"
-for i in 0 1 2 3; do mknod "$work/dev/nvidia$i" c 195 "$i" 2> /dev/null || touch "$work/dev/nvidia$i"; done
+# Character devices like the real ones; where mknod is not allowed, plain files: Slurm then sets
+# CUDA_VISIBLE_DEVICES=NoDevFiles and the workers bind through SLURM_GPUS_ON_NODE instead.
+gpu_source="CUDA_VISIBLE_DEVICES=0,1"
+for i in 0 1 2 3; do
+  mknod "$work/dev/nvidia$i" c 195 "$i" 2> /dev/null || { touch "$work/dev/nvidia$i"; gpu_source="SLURM_GPUS_ON_NODE=2"; }
+done
 munged --force "--socket=$work/munge/socket" "--key-file=$work/munge/key" "--log-file=$work/log/munged.log" \
   "--pid-file=$work/munge/pid" "--seed-file=$work/munge/seed" || fail "munged did not start"
 cat > "$SLURM_CONF" << CONF
@@ -154,8 +159,8 @@ id=$(sbatch --parsable "${small_job[@]}" "$src/scripts/slurm/sweep.sbatch" sweep
 [ "$(wait_job "$id" 120)" = COMPLETED ] || fail "sweep job $id: $(job_field "$id" JobState) $(job_field "$id" ExitCode)"
 log=slurm-cleansweep-$id.out
 grep -q "cleansweep-slurm: job $id: 1 node(s), 2 workers + 1 coordinator" "$log" || fail "no layout line in $log"
-grep -qE "GPUs on $node \(CUDA_VISIBLE_DEVICES=0,1\): rank [12] -> [01], rank [12] -> [01]" "$log" ||
-  fail "no binding line in $log"
+grep -qE "GPUs on $node \($gpu_source\): rank [12] -> [01], rank [12] -> [01]" "$log" ||
+  fail "no binding line from $gpu_source in $log"
 /usr/bin/python3 - "$work/run/sweep.h5" << 'PY' || fail "sweep study"
 import sys, h5py
 with h5py.File(sys.argv[1], "r", swmr=True) as f:
@@ -166,7 +171,7 @@ assert sorted(t["number"]) == list(range(24))
 gpus = {(int(w), g.decode().rstrip("\0")) for w, g in zip(t["worker"], t["gpu"])}
 assert gpus == {(1, "0"), (2, "1")}, f"each worker on its own GPU: {gpus}"
 PY
-echo "ok: sweep.sbatch ran 24 trials, rank 1 on GPU 0 and rank 2 on GPU 1"
+echo "ok: sweep.sbatch ran 24 trials, rank 1 on GPU 0 and rank 2 on GPU 1 (from $gpu_source)"
 
 # --- array: 3 shards on one GPU each, then the merge job -----------------------------------------
 toy_config array.yaml "$work/run/array.h5" 24 0.05
