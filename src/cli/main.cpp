@@ -9,10 +9,22 @@ int main(int argc, char** argv) {
   CLI::App app{"cleansweep: hyperparameter search where every trial runs in a fresh process"};
   app.set_version_flag("--version", std::string("cleansweep ") + kVersion);
   app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  mpirun -np 3 cleansweep run configs/quickstart.yaml     1 coordinator + 2 workers on this machine\n"
+      "  cleansweep show results/fashion-quick.h5               what a study holds\n"
+      "  cleansweep SUBCOMMAND --help                           each subcommand, with an example\n"
+      "Docs: README.md and docs/ (architecture, study-format, slurm, reliability, samplers, pruners)");
 
   RunArgs run;
   CLI::App* run_cmd =
       app.add_subcommand("run", "Run a study (start with mpirun/srun: rank 0 coordinates, the others run trials)");
+  run_cmd->footer(
+      "Examples:\n"
+      "  mpirun -np 3 cleansweep run configs/quickstart.yaml --set study.n_trials=20\n"
+      "  mpirun -np 3 cleansweep run configs/quickstart.yaml --resume      continue after a stop or crash\n"
+      "  mpirun -np 2 cleansweep run sweep.yaml --shard 0/4                 shard 0 of 4; then cleansweep merge\n"
+      "On Slurm: sbatch scripts/slurm/sweep.sbatch CONFIG (docs/slurm.md)");
   run_cmd->add_option("config", run.config, "YAML config file")->required();
   run_cmd->add_option("--set", run.sets, "Override a config value, e.g. --set study.n_trials=8");
   run_cmd
@@ -33,6 +45,9 @@ int main(int argc, char** argv) {
       "resume",
       "Continue a stopped or killed study from its file, with the config stored in it (start with mpirun/srun)");
   resume_cmd->add_option("study", resume.config, "HDF5 study file")->required();
+  resume_cmd->footer(
+      "Example:\n"
+      "  mpirun -np 3 cleansweep resume results/fashion-quick.h5 --set study.n_trials=40");
   resume_cmd->add_option("--set", resume.sets, "Override a stored config value, e.g. --set study.n_trials=200");
   resume_cmd->add_flag("--force", resume.force, "Continue although --set changed the search space or objective");
   resume_cmd
@@ -43,16 +58,19 @@ int main(int argc, char** argv) {
   ValidateArgs validate;
   CLI::App* validate_cmd = app.add_subcommand("validate", "Check a config and print the resolved search space");
   validate_cmd->add_option("config", validate.config, "YAML config file")->required();
+  validate_cmd->footer("Example:\n  cleansweep validate configs/quickstart.yaml --set sampler.kind=tpe");
   validate_cmd->add_option("--set", validate.sets, "Override a config value, e.g. --set study.n_trials=8");
 
   ShowArgs show;
   CLI::App* show_cmd = app.add_subcommand("show", "Summarise a study file: counts by state, best trial, top trials");
   show_cmd->add_option("study", show.study, "HDF5 study file")->required();
+  show_cmd->footer("Example:\n  cleansweep show results/fashion-quick.h5 --top 5       (also while the sweep runs)");
   show_cmd->add_option("--top", show.top, "How many trials to list")->check(CLI::NonNegativeNumber);
 
   ExportArgs exp;
   CLI::App* export_cmd = app.add_subcommand("export", "Write a study's trials as CSV or JSON");
   export_cmd->add_option("study", exp.study, "HDF5 study file")->required();
+  export_cmd->footer("Example:\n  cleansweep export results/fashion-quick.h5 --format csv -o trials.csv");
   export_cmd->add_option("--format", exp.format, "csv or json")->check(CLI::IsMember({"csv", "json"}));
   export_cmd->add_option("-o,--output", exp.output, "Output file (default: stdout)");
 
@@ -60,6 +78,10 @@ int main(int argc, char** argv) {
   CLI::App* merge_cmd =
       app.add_subcommand("merge", "Join the study files of a sharded sweep (run --shard K/N) into one study file");
   merge_cmd->add_option("output", merge.output, "The merged study file to write (must not exist)")->required();
+  merge_cmd->footer(
+      "Example:\n"
+      "  cleansweep merge results/sweep.h5 results/sweep-shard-*-of-4.h5\n"
+      "On Slurm, scripts/slurm/submit-array.sh submits the shards and this merge (docs/slurm.md)");
   merge_cmd->add_option("shards", merge.shards, "The shards' study files")->required();
   merge_cmd->add_flag("--allow-missing", merge.allow_missing, "Merge although some shards' files are not given");
 

@@ -46,7 +46,11 @@ expect 0 "storage   results/fashion-quick-shard-2-of-5.h5$" "$bin/cleansweep" va
 expect 2 "error: --set study.shard: shard '5/5': K counts from 0" \
   "$bin/cleansweep" validate configs/quickstart.yaml --set study.shard=5/5
 
-# The command line itself.
+# The command line itself: every subcommand's --help shows an example of it.
+expect 0 "Examples:" "$bin/cleansweep" --help
+for sub in run resume validate show export merge; do
+  expect 0 "^  .*cleansweep $sub " "$bin/cleansweep" $sub --help
+done
 expect 2 "" "$bin/cleansweep" frobnicate
 expect 2 "" "$bin/cleansweep" export x.h5 --format xml
 expect 0 "cleansweep 0" "$bin/cleansweep" --version
