@@ -48,6 +48,7 @@ Status WriteMetadata(hid_t file, const StudyConfig& config, const std::map<std::
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "seed", static_cast<long long>(config.sampler.seed)));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "pruner", config.pruner.kind));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "created", NowIso8601()));
+  CS_RETURN_IF_ERROR(h5::WriteAttr(file, "space", SpaceJson(config.space)));
   return h5::WriteAttr(file, "config", config.yaml_text);
 }
 
@@ -215,6 +216,8 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
   }
   if (H5Aexists(file->file.get(), "config") > 0) H5Adelete(file->file.get(), "config");
   CS_RETURN_IF_ERROR(h5::WriteAttr(file->file.get(), "config", config.yaml_text));
+  if (H5Aexists(file->file.get(), "space") > 0) H5Adelete(file->file.get(), "space");
+  CS_RETURN_IF_ERROR(h5::WriteAttr(file->file.get(), "space", SpaceJson(config.space)));
   for (auto [name, handle, rows] : {std::tuple{"trials", &file->trials, &file->trial_rows},
                                     std::tuple{"intermediate", &file->intermediate, &file->intermediate_rows}}) {
     Result<h5::Handle> d =

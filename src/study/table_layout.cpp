@@ -5,6 +5,8 @@
 #include <cstring>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 namespace cleansweep {
 namespace {
 
@@ -155,6 +157,34 @@ RowLayout IntermediateLayout() {
   layout.Add("value", ColumnType::kFloat64);
   layout.Add("time", ColumnType::kFloat64);
   return layout;
+}
+
+std::string SpaceJson(const SearchSpace& space) {
+  nlohmann::json params = nlohmann::json::array();
+  for (const ParamSpec& spec : space.params()) {
+    nlohmann::json p = {{"name", spec.name}, {"kind", ParamKindName(spec.kind)}, {"column", ParamColumn(spec.name)}};
+    if (spec.kind == ParamKind::kFloat || spec.kind == ParamKind::kInt) {
+      p["low"] = spec.low;
+      p["high"] = spec.high;
+      p["log"] = spec.log;
+      if (spec.step) p["step"] = *spec.step;
+    }
+    if (spec.kind == ParamKind::kCategorical) {
+      p["choices"] = nlohmann::json::array();
+      for (const ParamValue& v : spec.choices) p["choices"].push_back(ToJson(v));
+    }
+    if (spec.kind == ParamKind::kFixed) p["value"] = ToJson(spec.fixed_value);
+    if (!spec.when.empty()) {
+      p["when"] = nlohmann::json::object();
+      for (const Condition& c : spec.when) {
+        nlohmann::json values = nlohmann::json::array();
+        for (const ParamValue& v : c.values) values.push_back(ToJson(v));
+        p["when"][c.parent] = values;
+      }
+    }
+    params.push_back(std::move(p));
+  }
+  return params.dump();
 }
 
 }  // namespace cleansweep

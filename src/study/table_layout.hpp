@@ -65,6 +65,11 @@ inline constexpr size_t kHostLength = 64;   // HOST_NAME_MAX
 inline constexpr size_t kGpuLength = 64;    // a GPU or MIG UUID fits
 
 RowLayout TrialsLayout(const SearchSpace& space);
+
+// The search space as the root attribute `space` stores it (docs/study-format.md): a JSON array,
+// one object per parameter in column order, for readers that want typed columns without parsing
+// the YAML config.
+std::string SpaceJson(const SearchSpace& space);
 RowLayout IntermediateLayout();
 
 }  // namespace cleansweep

@@ -1,0 +1,181 @@
+"""Load a cleansweep study file into pandas DataFrames (needs h5py and pandas; on Debian the
+packages python3-h5py and python3-pandas).
+
+    from cleansweep_study import load_study
+
+    study = load_study("results/fashion-quick.h5")     # also while the sweep runs
+    study.trials                # one row per trial, indexed by number
+    study.trials["param_lr"]    # a parameter column, typed from the search space
+    study.completed()           # the COMPLETE trials, best first
+    study.best_trial            # a Series, or None when no trial completed
+    study.intermediate          # trial, step, value, time: one row per report
+    study.curves()              # learning curves: one row per step, one column per trial
+    study.attrs                 # direction, metric, sampler, seed, config (YAML text), ...
+
+Columns of `trials`: `state` (an ordered categorical), `value`, one column per parameter,
+`param_<name>` as in the file (floats as float64; ints as int64, or pandas' nullable Int64 when the parameter can be
+inactive; categorical parameters as pandas categoricals in config order, inactive values missing),
+`datetime_start` and `datetime_end` as UTC timestamps, `duration` in seconds, the run fields
+(`worker`, `host`, `gpu`, `exit_code`, `signal`, `peak_rss_kb`, `attempt`, `retry_of`, `enqueued`,
+`sampler_ms`, `last_step`, `reason`, `output_tail`) and `attrs`, the trial's user attributes as a
+dict. `user_attrs()` spreads those into columns. docs/study-format.md describes the file itself.
+"""
+
+import json
+import time
+
+import h5py
+import numpy as np
+import pandas as pd
+
+STATES = ["RUNNING", "COMPLETE", "PRUNED", "FAIL", "CRASH", "OOM_GPU", "OOM_HOST", "TIMEOUT", "INTERRUPTED"]
+_TEXT_FIELDS = ["state", "host", "gpu", "reason", "output_tail", "attrs"]
+_TIMES = ["datetime_start", "datetime_end"]
+
+
+class Study:
+    """What a study file holds, as DataFrames. Build one with load_study()."""
+
+    def __init__(self, path, attrs, space, trials, intermediate):
+        self.path = path
+        self.attrs = attrs
+        self.space = space  # one dict per parameter: name, kind, bounds or choices, when
+        self.trials = trials
+        self.intermediate = intermediate
+
+    @property
+    def direction(self):
+        return self.attrs.get("direction", "minimize")
+
+    @property
+    def metric(self):
+        return self.attrs.get("metric", "value")
+
+    @property
+    def param_names(self):
+        return [p["name"] for p in self.space]
+
+    def completed(self):
+        """COMPLETE trials, best first."""
+        done = self.trials[self.trials["state"] == "COMPLETE"]
+        return done.sort_values("value", ascending=self.direction != "maximize", kind="stable")
+
+    @property
+    def best_trial(self):
+        done = self.completed()
+        return None if done.empty else done.iloc[0]
+
+    def curves(self):
+        """Intermediate values: one row per step, one column per trial."""
+        return self.intermediate.pivot_table(index="step", columns="trial", values="value")
+
+    def user_attrs(self):
+        """The trials' user attributes as columns `attr_<key>`, indexed by trial number."""
+        spread = pd.json_normalize(self.trials["attrs"].tolist()).add_prefix("attr_")
+        spread.index = self.trials.index
+        return spread
+
+    def __repr__(self):
+        counts = self.trials["state"].value_counts()
+        states = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        return f"<Study {self.attrs.get('study_name', '?')} in {self.path}: {len(self.trials)} trials ({states})>"
+
+
+def _text(column):
+    return [v.decode("utf-8").rstrip("\0") if isinstance(v, bytes) else str(v).rstrip("\0") for v in column]
+
+
+def _choice_values(spec):
+    """The values a categorical (or fixed) parameter's column holds, in config order."""
+    values = spec["choices"] if spec["kind"] == "categorical" else [spec["value"]]
+    return [("true" if v else "false") if isinstance(v, bool) else v for v in values]
+
+
+def _param_column(raw, spec):
+    kind = spec["kind"]
+    if kind == "float":
+        return pd.Series(np.asarray(raw, dtype="float64"))
+    if kind == "int":
+        column = pd.Series(np.asarray(raw, dtype="float64"))
+        if raw.dtype.kind in "iu":  # always active: stored as int64
+            return pd.Series(np.asarray(raw, dtype="int64"))
+        return column.round().astype("Int64")  # stored as float64 with NaN when inactive
+    values = _choice_values(spec)
+    if raw.dtype.kind in "SUO":  # text: the empty string is "inactive"
+        texts = pd.Series(_text(raw)).replace("", np.nan)
+        categories = [str(v) for v in values]
+        return pd.Series(pd.Categorical(texts, categories=categories))
+    numbers = pd.Series(np.asarray(raw, dtype="float64"))
+    categories = sorted(set(float(v) for v in values), key=[float(v) for v in values].index)
+    if raw.dtype.kind in "iu" or all(float(v).is_integer() for v in values):
+        numbers = numbers.round().astype("Int64")
+        categories = [int(v) for v in categories]
+    return pd.Series(pd.Categorical(numbers, categories=categories))
+
+
+def _read(path):
+    with h5py.File(path, "r", swmr=True) as f:
+        if "schema_version" not in f.attrs or "trials" not in f:
+            raise ValueError(f"{path}: not a cleansweep study file (no schema_version attribute or /trials)")
+        attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+        for k, v in list(attrs.items()):
+            if isinstance(v, np.generic):
+                attrs[k] = v.item()
+        trials = f["trials"][:]
+        intermediate = f["intermediate"][:]
+    return attrs, trials, intermediate
+
+
+def load_study(path, retries=5):
+    """Reads `path`. A read that races the writer's flush is retried up to `retries` times."""
+    for attempt in range(retries):
+        try:
+            attrs, raw, raw_steps = _read(path)
+            break
+        except OSError:
+            if attempt == retries - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    space = json.loads(attrs["space"]) if "space" in attrs else _space_from_columns(raw)
+
+    trials = pd.DataFrame({"number": np.asarray(raw["number"], dtype="int64")})
+    trials["state"] = pd.Categorical(_text(raw["state"]), categories=STATES, ordered=True)
+    trials["value"] = np.asarray(raw["value"], dtype="float64")
+    for spec in space:
+        trials[spec["column"]] = _param_column(raw[spec["column"]], spec).values
+    for name in _TIMES:
+        seconds = pd.Series(np.asarray(raw[name], dtype="float64"))
+        seconds[seconds <= 0] = np.nan  # a RUNNING trial has no end yet
+        trials[name] = pd.to_datetime(seconds, unit="s", utc=True)
+    for name in raw.dtype.names:
+        if name in ("number", "state", "value") or name in _TIMES or name.startswith("param_"):
+            continue
+        trials[name] = _text(raw[name]) if name in _TEXT_FIELDS else raw[name]
+    trials["enqueued"] = trials["enqueued"].astype(bool)
+    trials["attrs"] = [json.loads(a) if a else {} for a in trials["attrs"]]
+    trials = trials.set_index("number", drop=False).rename_axis(None)
+
+    steps = pd.DataFrame(
+        {
+            "trial": np.asarray(raw_steps["trial"], dtype="int64"),
+            "step": np.asarray(raw_steps["step"], dtype="int64"),
+            "value": np.asarray(raw_steps["value"], dtype="float64"),
+            "time": pd.to_datetime(np.asarray(raw_steps["time"], dtype="float64"), unit="s", utc=True),
+        }
+    )
+    return Study(path, attrs, space, trials, steps)
+
+
+def _space_from_columns(raw):
+    """Files written before the `space` attribute: parameter kinds guessed from the columns."""
+    space = []
+    for name in raw.dtype.names:
+        if not name.startswith("param_"):
+            continue
+        kind = {"f": "float", "i": "int", "u": "int"}.get(raw.dtype[name].kind)
+        if kind is None:  # text
+            values = sorted({v for v in _text(raw[name]) if v})
+            space.append({"name": name[6:], "column": name, "kind": "categorical", "choices": values})
+        else:
+            space.append({"name": name[6:], "column": name, "kind": kind})
+    return space

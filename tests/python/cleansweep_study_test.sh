@@ -1,0 +1,87 @@
+#!/bin/bash
+# python/cleansweep_study.py on a study written by a real sweep: every kind of parameter column,
+# states, intermediate values, attributes. usage: cleansweep_study_test.sh BIN_DIR SOURCE_DIR
+set -euo pipefail
+bin=$1 src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+mpi=(mpirun --oversubscribe)
+[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+cat > s.yaml << YAML
+study: {name: loader, direction: maximize, n_trials: 30, storage: $work/s.h5}
+sampler: {kind: random, seed: 9}
+trial: {command: ["$bin/toy_trial"], timeout: 30s}
+space:
+  x: {type: float, low: 0.0, high: 1.0}
+  n: {type: int, low: 1, high: 8}
+  opt: {type: categorical, choices: [sgd, adam]}
+  m: {type: int, low: 2, high: 6, when: {opt: sgd}}
+  width: {type: categorical, choices: [16, 32, 64]}
+  flag: {type: categorical, choices: [true, false]}
+  mode: {type: categorical, choices: [ok, curve, fail]}
+  steps: 3
+  step_sleep: 0.0
+YAML
+"${mpi[@]}" -np 3 "$bin/cleansweep" run s.yaml > run.txt || { cat run.txt; exit 1; }
+PYTHONPATH=$src/python /usr/bin/python3 - "$work/s.h5" << 'PY'
+import sys
+import pandas as pd
+from pandas.api.types import is_float_dtype, is_int64_dtype, is_integer_dtype
+from cleansweep_study import load_study
+
+study = load_study(sys.argv[1])
+t = study.trials
+assert len(t) == 30 and list(t.index) == list(range(30)), t.index
+assert study.direction == "maximize" and study.metric == "value"
+assert study.param_names == ["x", "n", "opt", "m", "width", "flag", "mode", "steps", "step_sleep"]
+# Typed parameter columns.
+assert is_float_dtype(t["param_x"]) and t["param_x"].between(0, 1).all()
+assert is_int64_dtype(t["param_n"]) and t["param_n"].between(1, 8).all()
+assert isinstance(t["param_opt"].dtype, pd.CategoricalDtype)
+assert list(t["param_opt"].cat.categories) == ["sgd", "adam"]
+assert str(t["param_m"].dtype) == "Int64", t["param_m"].dtype      # an int that can be inactive
+assert t.loc[t["param_opt"] == "adam", "param_m"].isna().all()
+assert t.loc[t["param_opt"] == "sgd", "param_m"].between(2, 6).all()
+assert list(t["param_width"].cat.categories) == [16, 32, 64]
+assert set(t["param_width"]) <= {16, 32, 64}
+assert list(t["param_flag"].cat.categories) == ["true", "false"]
+assert (t["param_steps"] == 3).all()
+# States and values.
+assert list(t["state"].cat.categories)[:2] == ["RUNNING", "COMPLETE"]
+for mode, state in (("ok", "COMPLETE"), ("curve", "COMPLETE"), ("fail", "FAIL")):
+    assert (t.loc[t["param_mode"] == mode, "state"] == state).all(), (mode, t[["param_mode", "state"]])
+assert t.loc[t["state"] == "FAIL", "value"].isna().all()
+assert t.loc[t["state"] == "FAIL", "reason"].str.startswith("exited with status").all()
+# Times, run fields, attributes.
+assert str(t["datetime_start"].dt.tz) == "UTC" and (t["datetime_end"] >= t["datetime_start"]).all()
+assert t["host"].map(len).gt(0).all() and set(t["worker"]) == {1, 2}
+assert t["enqueued"].dtype == bool and not t["enqueued"].any()
+assert (t["retry_of"] == -1).all()
+ok = t[t["param_mode"] == "ok"]
+assert all(a["mode"] == "ok" for a in ok["attrs"])
+assert "attr_mode" in study.user_attrs().columns
+# Best trial, intermediate values and curves.
+best = study.best_trial
+assert best["value"] == t.loc[t["state"] == "COMPLETE", "value"].max()
+assert list(study.completed()["value"]) == sorted(study.completed()["value"], reverse=True)
+# Every trial reports three steps: 1..3 in mode curve, 0..2 in the others.
+curve_trials = set(t.index[t["param_mode"] == "curve"])
+steps = study.intermediate
+assert len(steps) == 90 and set(steps["trial"]) == set(t.index) and len(curve_trials) > 0
+assert set(steps.loc[steps["trial"].isin(curve_trials), "step"]) == {1, 2, 3}
+assert set(steps.loc[~steps["trial"].isin(curve_trials), "step"]) == {0, 1, 2}
+curves = study.curves()
+assert list(curves.index) == [0, 1, 2, 3] and set(curves.columns) == set(t.index)
+assert curves.loc[0, sorted(curve_trials)].isna().all()
+assert "loader" in repr(study) and "30 trials" in repr(study)
+print(f"cleansweep_study: {len(t)} trials, {len(curve_trials)} curves, best {best['value']:.4f}")
+PY
+# A file that is not a study: a clear error.
+/usr/bin/python3 -c "import h5py; h5py.File('$work/x.h5', 'w').close()"
+if PYTHONPATH=$src/python /usr/bin/python3 -c "from cleansweep_study import load_study; load_study('$work/x.h5')" 2> err.txt; then
+  echo "FAIL: loaded a file that is not a study" >&2; exit 1
+fi
+grep -q "not a cleansweep study file" err.txt || { cat err.txt >&2; exit 1; }
+echo "PASS: cleansweep_study"
