@@ -32,6 +32,10 @@ struct ShowArgs {
   std::string study;
   int top = 10;
 };
+struct ReportArgs {
+  std::string study;
+  std::string output;  // "" means the study's path with .html
+};
 struct MergeArgs {
   std::string output;
   std::vector<std::string> shards;
@@ -48,6 +52,7 @@ int ValidateCommand(const ValidateArgs& args);
 int ShowCommand(const ShowArgs& args);
 int ExportCommand(const ExportArgs& args);
 int MergeCommand(const MergeArgs& args);
+int ReportCommand(const ReportArgs& args);
 
 // Prints "cleansweep: error: <message>" to stderr and returns the exit status for `status`.
 int ReportError(const Status& status);

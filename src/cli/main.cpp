@@ -74,6 +74,16 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--format", exp.format, "csv or json")->check(CLI::IsMember({"csv", "json"}));
   export_cmd->add_option("-o,--output", exp.output, "Output file (default: stdout)");
 
+  ReportArgs report;
+  CLI::App* report_cmd = app.add_subcommand(
+      "report", "Write a study as one self-contained HTML page with plots (opens offline in any browser)");
+  report_cmd->add_option("study", report.study, "HDF5 study file")->required();
+  report_cmd->add_option("-o,--output", report.output, "The HTML file to write (default: the study's name with .html)");
+  report_cmd->footer(
+      "Example:\n"
+      "  cleansweep report results/fashion-quick.h5 -o report.html      (also while the sweep runs)\n"
+      "During a run, study.report_every: 30s in the config rewrites results/NAME.html every 30 s");
+
   MergeArgs merge;
   CLI::App* merge_cmd =
       app.add_subcommand("merge", "Join the study files of a sharded sweep (run --shard K/N) into one study file");
@@ -96,5 +106,6 @@ int main(int argc, char** argv) {
   if (validate_cmd->parsed()) return ValidateCommand(validate);
   if (show_cmd->parsed()) return ShowCommand(show);
   if (merge_cmd->parsed()) return MergeCommand(merge);
+  if (report_cmd->parsed()) return ReportCommand(report);
   return ExportCommand(exp);
 }

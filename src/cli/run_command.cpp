@@ -14,6 +14,7 @@
 #include "cli/study_setup.hpp"
 #include "coordinator/coordinator.hpp"
 #include "launch/spawn_launcher.hpp"
+#include "report/report.hpp"
 #include "study/study_file.hpp"
 #include "transport/mpi_transport.hpp"
 #include "worker/gpu_binding.hpp"
@@ -142,15 +143,27 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
                    std::to_string(transport->size() - 1) + " workers, " + config.sampler.kind + " sampler, " +
                    (prepared->prior ? "continuing " : "writing ") + config.study.storage);
   Coordinator coordinator(config, transport, prepared->sampler.get(), &clock, &progress);
+  ReportInput report_base;  // the rows so far, for a report rewritten during the run
+  if (config.study.report_every && prepared->prior) report_base = ReportInputFrom(*prepared->prior);
   if (prepared->prior) coordinator.Resume(std::move(prepared->prior->trials), prepared->prior->intermediate);
   coordinator.SetStopPoll(PollStopRequest);
   const bool resuming = prepared->prior.has_value();
+  if (config.study.report_every) {
+    progress.Message("report: " + DefaultReportPath(config.study.storage) + ", rewritten every " +
+                     FormatDuration(*config.study.report_every) + " (open it in a browser; it reloads itself)");
+  }
   Result<RunSummary> summary = coordinator.Run(
       [&]() -> Result<std::unique_ptr<StudyStore>> {
         Result<std::unique_ptr<StudyFile>> file = resuming ? StudyFile::Reopen(config.study.storage, config)
                                                            : StudyFile::Create(config.study.storage, config);
         if (!file.ok()) return file.status();
-        return std::unique_ptr<StudyStore>(std::move(*file));
+        if (!config.study.report_every) return std::unique_ptr<StudyStore>(std::move(*file));
+        ReportInput base = std::move(report_base);
+        base.config = config;
+        base.path = config.study.storage;
+        base.seed = static_cast<long long>(config.sampler.seed);
+        return std::unique_ptr<StudyStore>(std::make_unique<ReportingStore>(
+            std::move(*file), std::move(base), DefaultReportPath(config.study.storage), *config.study.report_every));
       },
       TrialsRoot(config.study.storage));
   if (!summary.ok()) return ReportError(summary.status());

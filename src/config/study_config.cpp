@@ -50,7 +50,7 @@ Status ApplyOverride(const std::string& text, YAML::Node root, std::set<std::str
 Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out) {
   if (!node) return r.Error(node, "study", "missing: a config needs a `study:` section with at least a name");
   CS_RETURN_IF_ERROR(
-      r.CheckKeys(node, "study", {"name", "direction", "metric", "n_trials", "time_budget", "storage", "shard"}));
+      r.CheckKeys(node, "study", {"name", "direction", "metric", "n_trials", "time_budget", "storage", "shard", "report_every"}));
   if (!node["name"]) return r.Error(node, "study.name", "missing: every study needs a name");
   Result<std::string> name = r.String(node["name"], "study.name");
   if (!name.ok()) return name.status();
@@ -88,6 +88,12 @@ Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out
     if (!s.ok()) return s.status();
     if (s->empty()) return r.Error(node["storage"], "study.storage", "must be a file path");
     out->storage = *s;
+  }
+  if (node["report_every"]) {
+    Result<Millis> every = r.Duration(node["report_every"], "study.report_every");
+    if (!every.ok()) return every.status();
+    if (every->count() < 1000) return r.Error(node["report_every"], "study.report_every", "must be at least 1s");
+    out->report_every = *every;
   }
   if (node["shard"]) {
     Result<std::string> text = r.String(node["shard"], "study.shard");

@@ -27,6 +27,7 @@ struct StudyOptions {  // study:
   std::optional<Millis> time_budget;  // stop handing out trials after this long
   std::string storage;                // HDF5 study file; default results/<name>.h5
   Shard shard;                        // this run's part of the sweep (--shard K/N); storage gets "-shard-K-of-N"
+  std::optional<Millis> report_every;  // rewrite the HTML report (<storage>.html) this often during a run
 };
 
 struct SamplerOptions {         // sampler:

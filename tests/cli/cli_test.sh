@@ -48,7 +48,7 @@ expect 2 "error: --set study.shard: shard '5/5': K counts from 0" \
 
 # The command line itself: every subcommand's --help shows an example of it.
 expect 0 "Examples:" "$bin/cleansweep" --help
-for sub in run resume validate show export merge; do
+for sub in run resume validate show export merge report; do
   expect 0 "^  .*cleansweep $sub " "$bin/cleansweep" $sub --help
 done
 expect 2 "" "$bin/cleansweep" frobnicate

@@ -1,0 +1,392 @@
+// cleansweep's study report: draws every figure as SVG from the JSON in #study-data. No library,
+// nothing fetched: the file works offline. Each figure's <svg> gets data-drawn = how many marks it
+// drew (points, lines, bars, spans), which tests/report/report_test.sh reads from the DOM.
+"use strict";
+
+const SVGNS = "http://www.w3.org/2000/svg";
+const STATE_COLORS = {
+  COMPLETE: "#2e90fa", PRUNED: "#98a2b3", FAIL: "#f04438", CRASH: "#b42318", OOM_GPU: "#f79009",
+  OOM_HOST: "#dc6803", TIMEOUT: "#9e77ed", INTERRUPTED: "#d0d5dd", RUNNING: "#12b76a",
+};
+const data = JSON.parse(document.getElementById("study-data").textContent);
+const study = data.study;
+const maximize = study.direction === "maximize";
+const tooltip = document.getElementById("tooltip");
+
+function svgEl(tag, attrs, parent) {
+  const node = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function htmlEl(tag, text, parent, cls) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = text;
+  if (cls) node.className = cls;
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function fmt(v) {
+  if (v === null || v === undefined) return "–";
+  if (typeof v !== "number") return String(v);
+  if (Number.isInteger(v)) return String(v);
+  const a = Math.abs(v);
+  return a !== 0 && (a < 1e-3 || a >= 1e5) ? v.toExponential(3) : String(+v.toPrecision(5));
+}
+
+function fmtDuration(seconds) {
+  if (!(seconds >= 0)) return "–";
+  if (seconds < 60) return seconds.toFixed(seconds < 10 ? 2 : 1) + " s";
+  if (seconds < 3600) return (seconds / 60).toFixed(1) + " min";
+  return (seconds / 3600).toFixed(2) + " h";
+}
+
+function trialText(t) {
+  const lines = [`trial ${t.n}  ${t.s}` + (t.v === null ? "" : `  ${study.metric} = ${fmt(t.v)}`)];
+  for (const p of data.params) if (p.name in t.p) lines.push(`${p.name} = ${fmt(t.p[p.name])}`);
+  lines.push(`rank ${t.w} on ${t.h}` + (t.g ? ` (GPU ${t.g})` : "") + (t.t1 > 0 ? `, ${fmtDuration(t.t1 - t.t0)}` : ""));
+  if (t.r) lines.push(t.r.length > 200 ? t.r.slice(0, 200) + "…" : t.r);
+  return lines.join("\n");
+}
+
+function hover(node, text) {
+  node.addEventListener("mousemove", (e) => {
+    tooltip.textContent = typeof text === "function" ? text() : text;
+    tooltip.style.display = "block";
+    const x = Math.min(e.clientX + 14, window.innerWidth - tooltip.offsetWidth - 8);
+    tooltip.style.left = x + "px";
+    tooltip.style.top = (e.clientY + 14) + "px";
+  });
+  node.addEventListener("mouseleave", () => { tooltip.style.display = "none"; });
+}
+
+// A scale from a domain onto [r0, r1]: linear, logarithmic or by category.
+function scale(kind, domain, r0, r1) {
+  if (kind === "category") {
+    const step = (r1 - r0) / Math.max(domain.length, 1);
+    const f = (v) => r0 + step * (domain.findIndex((d) => String(d) === String(v)) + 0.5);
+    f.ticks = () => domain;
+    return f;
+  }
+  let [d0, d1] = domain;
+  if (!(d1 > d0)) { d0 -= 0.5; d1 += 0.5; }
+  const tf = kind === "log" ? Math.log10 : (v) => v;
+  const t0 = tf(d0), t1 = tf(d1);
+  const f = (v) => r0 + (tf(v) - t0) / (t1 - t0) * (r1 - r0);
+  f.ticks = () => {
+    if (kind === "log") {
+      const out = [];
+      for (let e = Math.ceil(t0); e <= Math.floor(t1); e++) out.push(Math.pow(10, e));
+      return out.length >= 2 ? out : [d0, d1];
+    }
+    const span = d1 - d0, raw = span / 5, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => span / s <= 6);
+    const out = [];
+    for (let v = Math.ceil(d0 / step) * step; v <= d1 + step * 1e-9; v += step) out.push(+v.toPrecision(12));
+    return out;
+  };
+  return f;
+}
+
+function extent(values) {
+  const finite = values.filter((v) => typeof v === "number" && isFinite(v));
+  return finite.length ? [Math.min(...finite), Math.max(...finite)] : [0, 1];
+}
+
+// Frame with axes; returns the plotting area.
+function frame(svg, width, height, x, y, xLabel, yLabel) {
+  const m = { l: 62, r: 16, t: 10, b: 38 };
+  svg.setAttribute("width", width);
+  svg.setAttribute("height", height);
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  const area = { x0: m.l, x1: width - m.r, y0: height - m.b, y1: m.t };
+  const g = svgEl("g", { class: "axis" }, svg);
+  for (const t of y.ticks()) {
+    const py = y(t);
+    svgEl("line", { x1: area.x0, x2: area.x1, y1: py, y2: py, class: "gridline" }, g);
+    svgEl("text", { x: area.x0 - 6, y: py + 4, "text-anchor": "end" }, g).textContent = fmt(t);
+  }
+  for (const t of x.ticks()) {
+    const px = x(t);
+    svgEl("line", { x1: px, x2: px, y1: area.y0, y2: area.y0 + 4 }, g);
+    svgEl("text", { x: px, y: area.y0 + 16, "text-anchor": "middle" }, g).textContent = fmt(t);
+  }
+  svgEl("line", { x1: area.x0, x2: area.x1, y1: area.y0, y2: area.y0 }, g);
+  svgEl("text", { x: (area.x0 + area.x1) / 2, y: height - 4, "text-anchor": "middle", class: "title" }, g).textContent = xLabel;
+  svgEl("text", { x: 12, y: (area.y0 + area.y1) / 2, transform: `rotate(-90 12 ${(area.y0 + area.y1) / 2})`,
+    "text-anchor": "middle", class: "title" }, g).textContent = yLabel;
+  return area;
+}
+
+function paramScale(p, values, r0, r1) {
+  if (p.kind === "categorical" || p.kind === "fixed") {
+    const domain = p.kind === "categorical" ? p.choices : [p.value];
+    return scale("category", domain, r0, r1);
+  }
+  const [lo, hi] = p.low !== undefined ? [p.low, p.high] : extent(values);
+  return scale(p.log ? "log" : "linear", [lo, hi], r0, r1);
+}
+
+const trials = data.trials;
+const scored = trials.filter((t) => t.v !== null && (t.s === "COMPLETE" || t.s === "PRUNED"));
+const completed = trials.filter((t) => t.s === "COMPLETE" && t.v !== null);
+const better = (a, b) => (maximize ? a > b : a < b);
+const width = Math.min(1220, Math.max(640, document.querySelector("main").clientWidth || 1000));
+
+function drawHeader() {
+  document.getElementById("title").textContent = `Study ${study.name}`;
+  const running = study.refresh > 0 ? ` · refreshed every ${study.refresh} s while the sweep runs` : "";
+  document.getElementById("meta").textContent =
+    `${study.path} · ${study.direction} ${study.metric} · ${study.sampler} sampler (seed ${study.seed}) · ` +
+    `pruner ${study.pruner} · created ${study.created} · report ${study.generated}${running}`;
+}
+
+function drawSummary() {
+  const section = document.getElementById("summary");
+  const counts = {};
+  for (const t of trials) counts[t.s] = (counts[t.s] || 0) + 1;
+  const cards = htmlEl("div", null, section, "cards");
+  const card = (value, label, color) => {
+    const c = htmlEl("div", null, cards, "card");
+    const b = htmlEl("b", value, c);
+    if (color) b.style.color = color;
+    htmlEl("span", label, c);
+  };
+  card(`${trials.filter((t) => t.s !== "RUNNING" && t.s !== "INTERRUPTED").length} / ${study.n_trials}`, "trials finished");
+  for (const s of Object.keys(STATE_COLORS)) if (counts[s]) card(counts[s], s, STATE_COLORS[s]);
+  const starts = trials.map((t) => t.t0).filter((v) => v > 0);
+  const ends = trials.map((t) => (t.t1 > 0 ? t.t1 : t.t0)).filter((v) => v > 0);
+  if (starts.length) card(fmtDuration(Math.max(...ends) - Math.min(...starts)), "wall time");
+  card(new Set(trials.map((t) => t.w)).size, "workers used");
+  let best = null;
+  for (const t of completed) if (!best || better(t.v, best.v)) best = t;
+  const box = htmlEl("div", null, section, "best");
+  if (best) {
+    htmlEl("b", `Best: trial ${best.n}, ${study.metric} = ${fmt(best.v)}`, box);
+    const params = data.params.filter((p) => p.name in best.p).map((p) => `${p.name}=${fmt(best.p[p.name])}`);
+    htmlEl("div", null, box).appendChild(htmlEl("code", params.join("  ")));
+  } else {
+    htmlEl("b", "No trial has completed yet.", box);
+  }
+}
+
+function drawHistory() {
+  const svg = document.getElementById("history");
+  const x = scale("linear", extent(trials.map((t) => t.n)), 62, width - 16);
+  const y = scale("linear", extent(scored.map((t) => t.v)), 320 - 38, 10);
+  frame(svg, width, 320, x, y, "trial number", study.metric);
+  let drawn = 0;
+  for (const t of scored) {
+    const c = svgEl("circle", { cx: x(t.n), cy: y(t.v), r: 4, fill: STATE_COLORS[t.s], class: "pt", "fill-opacity": 0.85 }, svg);
+    hover(c, trialText(t));
+    drawn++;
+  }
+  let best = null, d = "";
+  for (const t of [...completed].sort((a, b) => a.n - b.n)) {
+    if (best === null || better(t.v, best)) {
+      d += (d ? `H${x(t.n)}V${y(t.v)}` : `M${x(t.n)},${y(t.v)}`);
+      best = t.v;
+    }
+  }
+  if (d) {
+    d += `H${x(Math.max(...trials.map((t) => t.n)))}`;
+    svgEl("path", { d, fill: "none", stroke: "#101828", "stroke-width": 1.5, class: "best-line" }, svg);
+  }
+  svg.dataset.drawn = drawn;
+}
+
+function drawParallel() {
+  const svg = document.getElementById("parallel");
+  const height = 340;
+  const axes = data.params.filter((p) => p.kind !== "fixed")
+    .map((p) => ({ label: p.name, get: (t) => t.p[p.name], scale: paramScale(p, completed.map((t) => t.p[p.name]), height - 40, 24) }));
+  axes.push({ label: study.metric, get: (t) => t.v, scale: scale("linear", extent(completed.map((t) => t.v)), height - 40, 24) });
+  svg.setAttribute("width", width);
+  svg.setAttribute("height", height);
+  const step = (width - 120) / Math.max(axes.length - 1, 1);
+  const ax = (i) => 60 + i * step;
+  const [lo, hi] = extent(completed.map((t) => t.v));
+  const shade = (v) => {
+    const q = hi > lo ? (v - lo) / (hi - lo) : 1;
+    const good = maximize ? q : 1 - q;
+    return `hsl(214, 85%, ${82 - 50 * good}%)`;
+  };
+  let drawn = 0;
+  for (const t of [...completed].sort((a, b) => (better(a.v, b.v) ? 1 : -1))) {
+    let d = "", pen = "M";
+    axes.forEach((a, i) => {
+      const v = a.get(t);
+      if (v === undefined || v === null) { pen = "M"; return; }
+      d += `${pen}${ax(i)},${a.scale(v)}`;
+      pen = "L";
+    });
+    const line = svgEl("path", { d, fill: "none", stroke: shade(t.v), "stroke-width": 1.4, class: "line", "stroke-opacity": 0.9 }, svg);
+    hover(line, trialText(t));
+    drawn++;
+  }
+  axes.forEach((a, i) => {
+    const g = svgEl("g", { class: "axis" }, svg);
+    svgEl("line", { x1: ax(i), x2: ax(i), y1: 24, y2: height - 40 }, g);
+    svgEl("text", { x: ax(i), y: height - 20, "text-anchor": "middle", class: "title" }, g).textContent = a.label;
+    for (const t of a.scale.ticks()) {
+      svgEl("text", { x: ax(i) + 5, y: a.scale(t) + 4 }, g).textContent = fmt(t);
+    }
+  });
+  svg.dataset.drawn = drawn;
+}
+
+function drawImportance() {
+  const svg = document.getElementById("importance");
+  const imp = data.importance;
+  const note = document.getElementById("importance-note");
+  note.textContent = "fANOVA over a random forest fitted to the completed trials (64 trees), as Optuna does: " +
+    "the share of the objective's variance each parameter explains alone, normalised to sum to 1." +
+    (imp.params.length ? ` ${imp.trials_used} trials.` : ` Not available: ${imp.note}.`) +
+    (imp.skipped.length ? ` Not evaluated: ${imp.skipped.join("; ")}.` : "");
+  const bar = 22, height = imp.params.length * (bar + 6) + 20;
+  svg.setAttribute("width", width);
+  svg.setAttribute("height", Math.max(height, 10));
+  const x = scale("linear", [0, 1], 160, width - 60);
+  let drawn = 0;
+  imp.params.forEach((p, i) => {
+    const y = 4 + i * (bar + 6);
+    svgEl("text", { x: 152, y: y + bar * 0.7, "text-anchor": "end", class: "title" }, svg).textContent = p.name;
+    const r = svgEl("rect", { x: x(0), y, width: Math.max(x(p.importance) - x(0), 1), height: bar, fill: "#2e90fa", class: "bar" }, svg);
+    hover(r, `${p.name}: ${(100 * p.importance).toFixed(1)} % of the variance`);
+    svgEl("text", { x: x(p.importance) + 6, y: y + bar * 0.7 }, svg).textContent = (100 * p.importance).toFixed(1) + " %";
+    drawn++;
+  });
+  svg.dataset.drawn = drawn;
+}
+
+function drawSlices() {
+  const holder = document.getElementById("slices");
+  let drawn = 0;
+  for (const p of data.params.filter((q) => q.kind !== "fixed")) {
+    const svg = svgEl("svg", { class: "slice", "data-param": p.name }, holder);
+    const w = 300, h = 220;
+    const withParam = completed.filter((t) => p.name in t.p);
+    const x = paramScale(p, withParam.map((t) => t.p[p.name]), 62, w - 16);
+    const y = scale("linear", extent(completed.map((t) => t.v)), h - 38, 10);
+    frame(svg, w, h, x, y, p.name + (p.log ? " (log)" : ""), study.metric);
+    let marks = 0;
+    for (const t of withParam) {
+      const jitter = p.kind === "categorical" ? ((t.n * 7919) % 17 - 8) : 0;
+      const c = svgEl("circle", { cx: x(t.p[p.name]) + jitter, cy: y(t.v), r: 3.2, fill: STATE_COLORS.COMPLETE, "fill-opacity": 0.75, class: "pt" }, svg);
+      hover(c, trialText(t));
+      marks++;
+    }
+    svg.dataset.drawn = marks;
+    drawn += marks;
+  }
+  holder.dataset.drawn = drawn;
+}
+
+function drawCurves() {
+  const svg = document.getElementById("curves");
+  const curves = Object.entries(data.steps).map(([n, points]) => ({ trial: trials.find((t) => t.n === +n), points }))
+    .filter((c) => c.trial && c.points.length);
+  const all = curves.flatMap((c) => c.points);
+  const x = scale("linear", extent(all.map((p) => p[0])), 62, width - 16);
+  const y = scale("linear", extent(all.map((p) => p[1])), 320 - 38, 10);
+  frame(svg, width, 320, x, y, "step", "reported value");
+  let drawn = 0;
+  for (const c of curves) {
+    const d = c.points.map((p, i) => `${i ? "L" : "M"}${x(p[0])},${y(p[1])}`).join("");
+    const color = STATE_COLORS[c.trial.s] || "#667085";
+    const path = svgEl("path", { d, fill: "none", stroke: color, "stroke-width": 1.3, "stroke-opacity": 0.8, class: "curve" }, svg);
+    hover(path, trialText(c.trial));
+    drawn++;
+    if (c.trial.s === "PRUNED") {
+      const [s, v] = c.points[c.points.length - 1];
+      const mark = svgEl("text", { x: x(s), y: y(v) + 4, "text-anchor": "middle", class: "pruned-mark", fill: "#b42318" }, svg);
+      mark.textContent = "✕";
+      mark.style.fill = "#b42318";
+      hover(mark, trialText(c.trial));
+    }
+  }
+  svg.dataset.drawn = drawn;
+}
+
+function drawTimeline() {
+  const svg = document.getElementById("timeline");
+  const spans = trials.filter((t) => t.t0 > 0);
+  if (!spans.length) {
+    svg.dataset.drawn = 0;
+    return;
+  }
+  const ranks = [...new Set(spans.map((t) => t.w))].sort((a, b) => a - b);
+  const now = study.generated_unix;
+  const start = Math.min(...spans.map((t) => t.t0));
+  const end = Math.max(...spans.map((t) => (t.t1 > 0 ? t.t1 : now)));
+  const rowH = 18, height = ranks.length * (rowH + 4) + 50;
+  const x = scale("linear", [0, Math.max(end - start, 1e-3)], 62, width - 70);
+  const y = (rank) => 10 + ranks.indexOf(rank) * (rowH + 4);
+  svg.setAttribute("width", width);
+  svg.setAttribute("height", height);
+  const g = svgEl("g", { class: "axis" }, svg);
+  for (const t of x.ticks()) {
+    svgEl("line", { x1: x(t), x2: x(t), y1: 6, y2: height - 36, class: "gridline" }, g);
+    svgEl("text", { x: x(t), y: height - 22, "text-anchor": "middle" }, g).textContent = fmtDuration(t);
+  }
+  svgEl("text", { x: (62 + width - 70) / 2, y: height - 4, "text-anchor": "middle", class: "title" }, g).textContent = "time since the first trial started";
+  let drawn = 0;
+  const busy = {};
+  for (const t of spans) {
+    const t1 = t.t1 > 0 ? t.t1 : now;
+    busy[t.w] = (busy[t.w] || 0) + (t1 - t.t0);
+    const r = svgEl("rect", { x: x(t.t0 - start), y: y(t.w), width: Math.max(x(t1 - start) - x(t.t0 - start), 1.5),
+      height: rowH, fill: STATE_COLORS[t.s] || "#667085", class: "span", stroke: "#fff", "stroke-width": 0.5 }, svg);
+    hover(r, trialText(t));
+    drawn++;
+  }
+  for (const rank of ranks) {
+    const host = (spans.find((t) => t.w === rank) || {}).h || "";
+    svgEl("text", { x: 56, y: y(rank) + rowH * 0.72, "text-anchor": "end" }, svg).textContent = `rank ${rank}`;
+    const use = end > start ? busy[rank] / (end - start) : 0;
+    const label = svgEl("text", { x: width - 64, y: y(rank) + rowH * 0.72, class: "utilisation" }, svg);
+    label.textContent = `${(100 * use).toFixed(0)} %`;
+    hover(label, `rank ${rank} on ${host}: busy ${fmtDuration(busy[rank])} of ${fmtDuration(end - start)}`);
+  }
+  svg.dataset.drawn = drawn;
+  const legend = document.createElement("div");
+  legend.className = "legend";
+  for (const [s, c] of Object.entries(STATE_COLORS)) {
+    if (!spans.some((t) => t.s === s)) continue;
+    const item = htmlEl("span", null, legend);
+    const swatch = htmlEl("i", null, item);
+    swatch.style.background = c;
+    item.appendChild(document.createTextNode(s));
+  }
+  svg.parentNode.insertBefore(legend, svg);
+}
+
+function drawFailures() {
+  const table = document.getElementById("failures");
+  const failed = trials.filter((t) => !["COMPLETE", "PRUNED", "RUNNING"].includes(t.s));
+  document.getElementById("failures-note").textContent = failed.length
+    ? `${failed.length} trials did not complete (pruned ones excluded); the reason is what the worker recorded.`
+    : "No trial failed.";
+  if (!failed.length) return;
+  const head = htmlEl("tr", null, htmlEl("thead", null, table));
+  for (const h of ["trial", "state", "rank / host / GPU", "attempt", "reason"]) htmlEl("th", h, head);
+  const body = htmlEl("tbody", null, table);
+  for (const t of failed) {
+    const row = htmlEl("tr", null, body);
+    htmlEl("td", t.n, row);
+    const s = htmlEl("td", t.s, row, "state");
+    s.style.color = STATE_COLORS[t.s];
+    htmlEl("td", `${t.w} / ${t.h}` + (t.g ? ` / ${t.g}` : ""), row);
+    htmlEl("td", t.a + (t.ro >= 0 ? ` (re-runs ${t.ro})` : ""), row);
+    htmlEl("td", t.r, row, "reason");
+  }
+  table.dataset.drawn = failed.length;
+}
+
+for (const draw of [drawHeader, drawSummary, drawHistory, drawParallel, drawImportance, drawSlices, drawCurves,
+  drawTimeline, drawFailures]) {
+  draw();
+}
+document.body.dataset.rendered = "yes";

@@ -1,0 +1,220 @@
+#include "report/report.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "config/shard.hpp"
+#include "report/importance.hpp"
+#include "study/table_layout.hpp"
+
+namespace cleansweep {
+
+// The embedded page, style and script (generated from src/report/assets/ at build time).
+extern const char kReport_html[];
+extern const char kReport_css[];
+extern const char kReport_js[];
+
+namespace {
+
+double UnixNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+std::string Iso8601(double unix_seconds) {
+  const auto t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string EscapeHtml(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+void ReplaceOnce(std::string* text, const std::string& placeholder, const std::string& value) {
+  const size_t at = text->find(placeholder);
+  if (at != std::string::npos) text->replace(at, placeholder.size(), value);
+}
+
+nlohmann::json TrialJson(const TrialRecord& r) {
+  nlohmann::json t = {{"n", r.number},      {"s", TrialStateName(r.state)},
+                      {"v", nullptr},       {"p", ToJson(r.params)},
+                      {"t0", r.start_time}, {"t1", r.end_time},
+                      {"w", r.worker},      {"h", r.host},
+                      {"g", r.gpu},         {"r", r.reason},
+                      {"a", r.attempt},     {"ro", r.retry_of},
+                      {"ls", r.last_step}};
+  if (r.value && std::isfinite(*r.value)) t["v"] = *r.value;
+  return t;
+}
+
+}  // namespace
+
+ReportInput ReportInputFrom(const StudyData& study) {
+  ReportInput input;
+  input.config = study.config;
+  input.path = study.path;
+  input.sampler = study.sampler;
+  input.created = study.created;
+  input.version = study.cleansweep_version;
+  input.seed = study.seed;
+  input.trials = study.trials;
+  input.intermediate = study.intermediate;
+  return input;
+}
+
+std::string DefaultReportPath(const std::string& study_path) {
+  return std::filesystem::path(study_path).replace_extension(".html").string();
+}
+
+std::string RenderReport(const ReportInput& input) {
+  const StudyConfig& c = input.config;
+  const double now = UnixNow();
+  nlohmann::json data;
+  data["study"] = {{"name", c.study.name},
+                   {"direction", DirectionName(c.study.direction)},
+                   {"metric", c.study.metric},
+                   {"sampler", input.sampler.empty() ? c.sampler.kind : input.sampler},
+                   {"seed", input.seed},
+                   {"pruner", c.pruner.kind},
+                   {"created", input.created},
+                   {"version", input.version},
+                   {"path", input.path},
+                   {"generated", Iso8601(now)},
+                   {"generated_unix", now},
+                   {"n_trials", ShardSize(c.study.shard, c.study.n_trials)},
+                   {"refresh", input.refresh_seconds}};
+  data["params"] = nlohmann::json::parse(SpaceJson(c.space));
+  data["trials"] = nlohmann::json::array();
+  std::vector<const TrialRecord*> rows;
+  for (const TrialRecord& r : input.trials) rows.push_back(&r);
+  std::sort(rows.begin(), rows.end(), [](const TrialRecord* a, const TrialRecord* b) { return a->number < b->number; });
+  for (const TrialRecord* r : rows) data["trials"].push_back(TrialJson(*r));
+  std::map<std::int64_t, std::map<std::int64_t, double>> steps;  // trial -> step -> value (last report wins)
+  for (const IntermediateValue& v : input.intermediate) steps[v.trial][v.step] = v.value;
+  data["steps"] = nlohmann::json::object();
+  for (const auto& [trial, points] : steps) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& [step, value] : points) {
+      if (std::isfinite(value)) list.push_back({step, value});
+    }
+    data["steps"][std::to_string(trial)] = std::move(list);
+  }
+  ForestOptions forest;
+  forest.seed = static_cast<std::uint64_t>(input.seed);
+  const ImportanceResult importance = FanovaImportance(c, input.trials, forest);
+  data["importance"] = {{"params", nlohmann::json::array()},
+                        {"skipped", importance.skipped},
+                        {"note", importance.note},
+                        {"trials_used", importance.trials_used}};
+  for (const ParamImportance& p : importance.params) {
+    data["importance"]["params"].push_back({{"name", p.name}, {"importance", p.importance}});
+  }
+  // Invalid UTF-8 in a reason becomes U+FFFD; "</" is escaped so no string can end the <script>.
+  std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  for (size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3)) json.replace(at, 2, "<\\/");
+
+  std::string html = kReport_html;
+  ReplaceOnce(&html, "@REFRESH@",
+              input.refresh_seconds > 0
+                  ? "<meta http-equiv=\"refresh\" content=\"" + std::to_string(input.refresh_seconds) + "\">\n"
+                  : "");
+  ReplaceOnce(&html, "@TITLE@", EscapeHtml("cleansweep: " + c.study.name));
+  ReplaceOnce(&html, "@CSS@", kReport_css);
+  ReplaceOnce(&html, "@JS@", kReport_js);
+  ReplaceOnce(&html, "@DATA@", json);  // last: the data may contain the other placeholders
+  return html;
+}
+
+Status WriteReportFile(const std::string& path, const std::string& html) {
+  const std::filesystem::path target(path);
+  const std::string partial =
+      (target.parent_path() / ("." + target.filename().string() + ".partial-" + std::to_string(::getpid()))).string();
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    if (!out) return Status::IoError(path + ": cannot write the report (" + partial + ")");
+    out << html;
+    if (!out.flush()) {
+      std::error_code ec;
+      std::filesystem::remove(partial, ec);
+      return Status::IoError(path + ": writing the report failed");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(partial, path, ec);
+  if (ec) {
+    std::filesystem::remove(partial, ec);
+    return Status::IoError(path + ": cannot put the report in place: " + ec.message());
+  }
+  return Status::Ok();
+}
+
+ReportingStore::ReportingStore(std::unique_ptr<StudyStore> inner, ReportInput base, std::string report_path,
+                               Millis every)
+    : inner_(std::move(inner)), input_(std::move(base)), path_(std::move(report_path)), every_(every) {
+  input_.refresh_seconds = static_cast<int>(std::max<long long>(1, every_.count() / 1000));
+  for (size_t i = 0; i < input_.trials.size(); ++i) row_of_[input_.trials[i].number] = i;
+}
+
+ReportingStore::~ReportingStore() { MaybeWrite(/*final=*/true); }
+
+Status ReportingStore::PutTrial(const TrialRecord& record) {
+  CS_RETURN_IF_ERROR(inner_->PutTrial(record));
+  if (const auto [it, fresh] = row_of_.emplace(record.number, input_.trials.size()); fresh) {
+    input_.trials.push_back(record);
+  } else {
+    input_.trials[it->second] = record;
+  }
+  MaybeWrite(false);
+  return Status::Ok();
+}
+
+Status ReportingStore::AppendIntermediate(const IntermediateValue& value) {
+  CS_RETURN_IF_ERROR(inner_->AppendIntermediate(value));
+  input_.intermediate.push_back(value);
+  MaybeWrite(false);
+  return Status::Ok();
+}
+
+void ReportingStore::MaybeWrite(bool final) {
+  const double now = UnixNow();
+  if (!final && now - last_written_ < static_cast<double>(every_.count()) / 1e3) return;
+  last_written_ = now;
+  if (final) input_.refresh_seconds = 0;  // the run is over: the page stops reloading
+  const Status written = WriteReportFile(path_, RenderReport(input_));
+  if (!written.ok() && !warned_) {
+    std::fprintf(stderr, "cleansweep: warning: %s (the sweep goes on)\n", written.message().c_str());
+    warned_ = true;
+  }
+}
+
+}  // namespace cleansweep

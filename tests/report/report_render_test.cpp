@@ -1,0 +1,80 @@
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "report/report.hpp"
+#include "support/temp_dir.hpp"
+
+namespace cleansweep {
+namespace {
+
+ReportInput Input() {
+  Result<StudyConfig> config = LoadConfigText(
+      "study: {name: r, direction: maximize}\ntrial: {command: [sh]}\nspace:\n  x: {type: float, low: 0, high: 1}\n",
+      "r.yaml");
+  EXPECT_TRUE(config.ok());
+  ReportInput input;
+  input.config = *config;
+  input.path = "r.h5";
+  return input;
+}
+
+TrialRecord Trial(std::int64_t n, const std::string& reason = "") {
+  TrialRecord r;
+  r.number = n;
+  r.state = reason.empty() ? TrialState::kComplete : TrialState::kFail;
+  if (reason.empty()) r.value = 0.5;
+  r.params = {{"x", 0.25}};
+  r.reason = reason;
+  return r;
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(RenderReport, IsOnePageWhoseDataCannotEndItsScript) {
+  ReportInput input = Input();
+  input.trials = {Trial(0), Trial(1, "output ended with </script><b>bold</b> and \xff bad UTF-8")};
+  const std::string html = RenderReport(input);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  const size_t data = html.find("<script id=\"study-data\" type=\"application/json\">");
+  ASSERT_NE(data, std::string::npos);
+  const size_t end = html.find("</script>", data);
+  EXPECT_NE(html.substr(data, end - data).find("<\\/script><b>bold<\\/b>"), std::string::npos);
+  EXPECT_EQ(html.find("@DATA@"), std::string::npos);
+  EXPECT_EQ(html.find("@JS@"), std::string::npos);
+  EXPECT_EQ(html.find("http-equiv=\"refresh\""), std::string::npos);
+  EXPECT_NE(html.find("<title>cleansweep: r</title>"), std::string::npos);
+}
+
+TEST(ReportingStore, RewritesTheReportDuringTheRunAndStopsTheReloadAtTheEnd) {
+  testing::TempDir dir;
+  const std::string path = dir.File("r.html");
+  MemoryStudyStore* inner = nullptr;
+  {
+    auto memory = std::make_unique<MemoryStudyStore>();
+    inner = memory.get();
+    ReportInput base = Input();
+    base.trials = {Trial(0)};  // from the file being resumed
+    ReportingStore store(std::move(memory), std::move(base), path, Millis(5000));
+    ASSERT_TRUE(store.PutTrial(Trial(1)).ok());
+    const std::string live = Read(path);
+    EXPECT_NE(live.find("<meta http-equiv=\"refresh\" content=\"5\">"), std::string::npos);
+    EXPECT_NE(live.find("\"n\":1"), std::string::npos);
+    EXPECT_NE(live.find("\"n\":0"), std::string::npos);
+    ASSERT_TRUE(store.PutTrial(Trial(2)).ok());  // within 5 s: not rewritten yet
+    EXPECT_EQ(Read(path).find("\"n\":2"), std::string::npos);
+    EXPECT_EQ(inner->trials.size(), 2u);  // everything reaches the real store
+  }
+  const std::string final_report = Read(path);
+  EXPECT_NE(final_report.find("\"n\":2"), std::string::npos);
+  EXPECT_EQ(final_report.find("http-equiv=\"refresh\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cleansweep
