@@ -1,0 +1,58 @@
+#!/bin/bash
+# examples/pytorch_python on a tiny budget: a real sweep of the PyTorch script (Debian's
+# python3-torch, installed here when missing), then the script alone with a prune notice waiting
+# on its control pipe, which must stop it after its first report.
+#   pytorch_python_test.sh BIN_DIR SOURCE_DIR     (exit 77, skipped, where torch cannot be had)
+set -euo pipefail
+bin=$1 src=$2
+fail() { echo "FAIL: $*" >&2; exit 1; }
+if ! /usr/bin/python3 -c "import torch" 2> /dev/null; then
+  [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null || { echo "SKIPPED: no python3-torch, and not root to install it"; exit 77; }
+  echo "installing python3-torch (Debian package)"
+  log=$(mktemp)
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch > "$log" 2>&1 ||
+    { apt-get update > /dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch > "$log" 2>&1; } ||
+    { cat "$log" >&2; fail "cannot install python3-torch"; }
+  rm -f "$log"
+fi
+[ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || fail "dataset-fashion-mnist is not installed (scripts/install-deps.sh)"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+mpi=(mpirun --oversubscribe)
+[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+"${mpi[@]}" -np 3 "$bin/cleansweep" run "$src/examples/pytorch_python/sweep.yaml" --progress lines \
+  --set "trial.command=[/usr/bin/python3, $src/examples/pytorch_python/train.py]" --set "study.storage=$work/mlp.h5" \
+  --set study.n_trials=4 --set space.epochs=2 --set space.subset=600 --set "pruner={kind: none}" > run.txt ||
+  { cat run.txt; fail "the sweep exited $?"; }
+/usr/bin/python3 - "$work/mlp.h5" << 'PY'
+import json, sys, h5py
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    t = f["trials"][:]
+    steps = f["intermediate"][:]
+states = [s.decode().rstrip("\0") for s in t["state"]]
+assert states == ["COMPLETE"] * 4, [(s, r) for s, r in zip(states, t["reason"])]
+assert sorted(int(x) for x in steps["step"]) == [1, 1, 1, 1, 2, 2, 2, 2], steps
+assert all(0.0 < v <= 1.0 for v in t["value"]) and max(t["value"]) > 0.5, t["value"]  # 600 images, 2 epochs
+attrs = [json.loads(a) for a in t["attrs"]]
+assert all(a["torch"].startswith("1.") or a["torch"][0].isdigit() for a in attrs) and all(a["n_params"] > 0 for a in attrs)
+print("pytorch sweep:", [round(float(v), 3) for v in t["value"]])
+PY
+# Pruned after its first report: the script must stop there, with no final value.
+/usr/bin/python3 - "$src/examples/pytorch_python/train.py" << 'PY'
+import json, os, subprocess, sys
+report_r, report_w = os.pipe()
+control_r, control_w = os.pipe()
+os.write(control_w, b"prune\n")
+env = dict(os.environ, CLEANSWEEP_PARAMS=json.dumps({"epochs": 5, "subset": 600}), CLEANSWEEP_TRIAL="0",
+           CLEANSWEEP_REPORT_FD=str(report_w), CLEANSWEEP_CONTROL_FD=str(control_r))
+child = subprocess.run([sys.executable, sys.argv[1]], env=env, pass_fds=(report_w, control_r),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+os.close(report_w)
+lines = [json.loads(l) for l in os.fdopen(report_r).read().splitlines()]
+assert child.returncode == 0, child.stdout
+assert lines == [{"step": 1, "value": lines[0]["value"]}], lines
+print("pruned after epoch 1, as told")
+PY
+echo "PASS: pytorch_python"
