@@ -12,4 +12,6 @@ mpi=(mpirun -np 3 --oversubscribe)
 echo
 build/bin/cleansweep show "$study" --top 5
 echo
+build/bin/cleansweep report "$study"
+echo "Open the report in a browser: ${study%.h5}.html"
 echo "Read it in Python: see docs/study-format.md, or: build/bin/cleansweep export $study --format csv"

@@ -151,7 +151,7 @@ ProgressState Coordinator::State() const {
   s.done_before = finished_before_;
   s.total = std::max(target_, summary_.finished);
   s.running = static_cast<std::int64_t>(history_.running.size());
-  s.failed = summary_.finished - summary_.complete;
+  s.failed = summary_.finished - summary_.complete - summary_.pruned;
   if (summary_.best) {
     s.best_value = summary_.best->value;
     s.best_number = summary_.best->number;
@@ -186,6 +186,7 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
     reruns_.push_back({record.number, record.params, record.attempt + 1, failures, record.enqueued});
   } else {
     ++summary_.finished;
+    if (record.state == TrialState::kPruned) ++summary_.pruned;
   }
   if (record.state == TrialState::kComplete && record.value) {
     ++summary_.complete;
@@ -285,6 +286,7 @@ Status Coordinator::RecordPrior() {
       if (was_interrupted) continue;
     } else {
       ++summary_.finished;
+      if (r.state == TrialState::kPruned) ++summary_.pruned;
     }
     if (r.state == TrialState::kComplete && r.value) {
       ++summary_.complete;

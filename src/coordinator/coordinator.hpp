@@ -29,6 +29,7 @@ struct CoordinatorTiming {
 struct RunSummary {
   std::int64_t finished = 0;  // trials whose outcome is final (not interrupted, no retry to come)
   std::int64_t complete = 0;
+  std::int64_t pruned = 0;  // stopped by the pruner: not a failure
   std::optional<TrialRecord> best;
   bool budget_reached = false;
   bool interrupted = false;       // a stop request ended the run early; `cleansweep resume` continues it

@@ -17,7 +17,7 @@ struct ProgressState {
   std::int64_t done_before = 0;  // finished in earlier runs of a resumed study
   std::int64_t total = 0;
   std::int64_t running = 0;
-  std::int64_t failed = 0;  // finished in any state but COMPLETE
+  std::int64_t failed = 0;  // finished in any state but COMPLETE and PRUNED
   std::optional<double> best_value;
   std::int64_t best_number = -1;
   double elapsed_s = 0;
