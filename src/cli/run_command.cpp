@@ -75,16 +75,23 @@ StopRequest PollStopRequest() {
   return request;
 }
 
-// This worker's index among the workers on its node, and how many there are.
+// This worker's index among the workers on its node (gpu_binding.hpp), and how many there are.
 void NodeLocalIndex(int world_rank, int* index, int* count) {
+  MPI_Comm everyone_here;  // every rank on this node, the coordinator included
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &everyone_here);
+  int lowest = world_rank;
+  MPI_Allreduce(&world_rank, &lowest, 1, MPI_INT, MPI_MIN, everyone_here);
+  MPI_Comm_free(&everyone_here);
   MPI_Comm workers, node;
   MPI_Comm_split(MPI_COMM_WORLD, world_rank == 0 ? MPI_UNDEFINED : 1, world_rank, &workers);
   if (workers == MPI_COMM_NULL) return;
   MPI_Comm_split_type(workers, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node);
-  MPI_Comm_rank(node, index);
+  int mpi_index = 0;
+  MPI_Comm_rank(node, &mpi_index);
   MPI_Comm_size(node, count);
   MPI_Comm_free(&node);
   MPI_Comm_free(&workers);
+  *index = WorkerIndexOnNode(ProcessEnvironment(), mpi_index, *count, /*coordinator_on_node=*/lowest == 0);
 }
 
 std::string TrialsRoot(const std::string& storage) {

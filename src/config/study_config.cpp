@@ -49,8 +49,8 @@ Status ApplyOverride(const std::string& text, YAML::Node root, std::set<std::str
 
 Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out) {
   if (!node) return r.Error(node, "study", "missing: a config needs a `study:` section with at least a name");
-  CS_RETURN_IF_ERROR(
-      r.CheckKeys(node, "study", {"name", "direction", "metric", "n_trials", "time_budget", "storage", "shard", "report_every"}));
+  CS_RETURN_IF_ERROR(r.CheckKeys(
+      node, "study", {"name", "direction", "metric", "n_trials", "time_budget", "storage", "shard", "report_every"}));
   if (!node["name"]) return r.Error(node, "study.name", "missing: every study needs a name");
   Result<std::string> name = r.String(node["name"], "study.name");
   if (!name.ok()) return name.status();

@@ -24,9 +24,9 @@ struct StudyOptions {  // study:
   Direction direction = Direction::kMinimize;
   std::string metric = "value";  // what the objective is called in output
   std::int64_t n_trials = 100;
-  std::optional<Millis> time_budget;  // stop handing out trials after this long
-  std::string storage;                // HDF5 study file; default results/<name>.h5
-  Shard shard;                        // this run's part of the sweep (--shard K/N); storage gets "-shard-K-of-N"
+  std::optional<Millis> time_budget;   // stop handing out trials after this long
+  std::string storage;                 // HDF5 study file; default results/<name>.h5
+  Shard shard;                         // this run's part of the sweep (--shard K/N); storage gets "-shard-K-of-N"
   std::optional<Millis> report_every;  // rewrite the HTML report (<storage>.html) this often during a run
 };
 

@@ -31,6 +31,15 @@ EnvLookup ProcessEnvironment() {
   };
 }
 
+int WorkerIndexOnNode(const EnvLookup& env, int mpi_index, int workers_on_node, bool coordinator_on_node) {
+  const auto local_id = env("SLURM_LOCALID");
+  if (!local_id || local_id->empty() || local_id->find_first_not_of("0123456789") != std::string::npos) {
+    return mpi_index;
+  }
+  const int index = std::atoi(local_id->c_str()) - (coordinator_on_node ? 1 : 0);
+  return index >= 0 && index < workers_on_node ? index : mpi_index;
+}
+
 VisibleGpus DetectVisibleGpus(const EnvLookup& env, const std::string& proc_root) {
   if (const auto cuda = env("CUDA_VISIBLE_DEVICES"); cuda && *cuda != "NoDevFiles") {
     return {SplitCommas(*cuda), "CUDA_VISIBLE_DEVICES=" + *cuda};

@@ -1,9 +1,7 @@
 // Which GPU a worker's trials get. Each worker gives its trials exactly one device through
 // CUDA_VISIBLE_DEVICES: entry (i mod n) of the devices its node lets it see, where i is the
-// worker's index among the workers on its node. Under Slurm that index is SLURM_LOCALID, less
-// one on the node that also runs the coordinator (rank 0, always local task 0 of its node); we
-// take it from MPI, which gives the same under srun, mpirun or any other launcher. The rules,
-// with examples for nodes with 4 and 8 GPUs, are in docs/slurm.md.
+// worker's index among the workers on its node. The rules, with examples for nodes with 4 and 8
+// GPUs, are in docs/slurm.md.
 #pragma once
 
 #include <functional>
@@ -16,6 +14,12 @@ namespace cleansweep {
 // Reads an environment variable; nullopt when unset. Tests fake Slurm's and Open MPI's.
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
 EnvLookup ProcessEnvironment();
+
+// The worker's index among the `workers_on_node` workers of its node. Under srun it is
+// SLURM_LOCALID, less one on the node that also runs the coordinator (rank 0 is always local task
+// 0 of its node); elsewhere, or if SLURM_LOCALID is out of range, `mpi_index`: the worker's rank
+// among the node's workers from MPI_Comm_split_type, which gives the same under srun.
+int WorkerIndexOnNode(const EnvLookup& env, int mpi_index, int workers_on_node, bool coordinator_on_node);
 
 struct VisibleGpus {
   std::vector<std::string> devices;  // as CUDA names them: indices, GPU-<uuid> or MIG-<uuid>

@@ -10,8 +10,8 @@ if ! /usr/bin/python3 -c "import torch" 2> /dev/null; then
   [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null || { echo "SKIPPED: no python3-torch, and not root to install it"; exit 77; }
   echo "installing python3-torch (Debian package)"
   log=$(mktemp)
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch > "$log" 2>&1 ||
-    { apt-get update > /dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch > "$log" 2>&1; } ||
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends python3-torch > "$log" 2>&1 ||
+    { apt-get update > /dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends python3-torch > "$log" 2>&1; } ||
     { cat "$log" >&2; fail "cannot install python3-torch"; }
   rm -f "$log"
 fi

@@ -11,8 +11,8 @@ if ! command -v chromium > /dev/null; then
   [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null || { echo "SKIPPED: no chromium, and not root to install it"; exit 77; }
   echo "installing chromium (Debian package)"
   log=$(mktemp)
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium > "$log" 2>&1 ||
-    { apt-get update > /dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium > "$log" 2>&1; } ||
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends chromium > "$log" 2>&1 ||
+    { apt-get update > /dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends chromium > "$log" 2>&1; } ||
     { cat "$log" >&2; fail "cannot install chromium"; }
   rm -f "$log"
 fi

@@ -21,8 +21,8 @@ if ! command -v slurmctld > /dev/null || ! command -v slurmd > /dev/null || ! co
   echo "installing slurm-wlm and munge (Debian packages)"
   export DEBIAN_FRONTEND=noninteractive
   apt_log=$(mktemp)
-  apt-get install -y --no-install-recommends slurm-wlm munge > "$apt_log" 2>&1 ||
-    { apt-get update > /dev/null 2>&1 && apt-get install -y --no-install-recommends slurm-wlm munge > "$apt_log" 2>&1; } ||
+  apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends slurm-wlm munge > "$apt_log" 2>&1 ||
+    { apt-get update > /dev/null 2>&1 && apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends slurm-wlm munge > "$apt_log" 2>&1; } ||
     { cat "$apt_log" >&2; echo "FAIL: cannot install slurm-wlm and munge" >&2; exit 1; }
   rm -f "$apt_log"
 fi

@@ -44,6 +44,14 @@ TEST(DetectVisibleGpus, FollowsCudaThenSlurmThenTheDriver) {
   EXPECT_EQ(described.source, "CUDA_VISIBLE_DEVICES=0,1");
 }
 
+TEST(WorkerIndexOnNode, ComesFromSlurmLocalIdWhenItMakesSense) {
+  EXPECT_EQ(WorkerIndexOnNode(Fake({{"SLURM_LOCALID", "3"}}), 9, 4, /*coordinator_on_node=*/true), 2);
+  EXPECT_EQ(WorkerIndexOnNode(Fake({{"SLURM_LOCALID", "3"}}), 9, 4, false), 3);
+  EXPECT_EQ(WorkerIndexOnNode(Fake({}), 1, 4, true), 1);                         // mpirun: MPI's index
+  EXPECT_EQ(WorkerIndexOnNode(Fake({{"SLURM_LOCALID", "7"}}), 1, 4, false), 1);  // out of range
+  EXPECT_EQ(WorkerIndexOnNode(Fake({{"SLURM_LOCALID", "x"}}), 2, 4, false), 2);
+}
+
 TEST(AssignGpu, RoundRobinOverTheVisibleDevices) {
   const VisibleGpus visible{{"0", "1", "2", "3"}, "test"};
   EXPECT_EQ(AssignGpu("auto", visible, 0, 4).device, "0");
@@ -75,8 +83,8 @@ struct Node {
 
 // The layout scripts/slurm/task-layout.sh writes: the first node runs the coordinator and one
 // worker per GPU, every other node one worker per GPU. Returns the device every rank's trials get
-// ("" for the coordinator), after checking what scripts/slurm relies on: the MPI-derived index
-// among a node's workers is SLURM_LOCALID, less one on the coordinator's node.
+// ("" for the coordinator), after checking that the index from SLURM_LOCALID (less one on the
+// coordinator's node) and the one from MPI agree.
 std::vector<std::string> SimulateJob(const std::vector<Node>& nodes) {
   struct Task {
     size_t node;
@@ -94,12 +102,13 @@ std::vector<std::string> SimulateJob(const std::vector<Node>& nodes) {
   for (size_t rank = 1; rank < tasks.size(); ++rank) {
     const Task& task = tasks[rank];
     const Node& node = nodes[task.node];
-    const int index = next_index[task.node]++;
-    EXPECT_EQ(index, task.local_id - (task.node == 0 ? 1 : 0)) << "rank " << rank;
+    const int mpi_index = next_index[task.node]++;  // what MPI_Comm_split_type over the workers gives
     Env env = {{"SLURM_LOCALID", std::to_string(task.local_id)},
                {"SLURM_GPUS_ON_NODE", std::to_string(node.gpus.size())},
                {"SLURM_PROCID", std::to_string(rank)},
                {"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(task.local_id)}};
+    const int index = WorkerIndexOnNode(Fake(env), mpi_index, workers_on[task.node], task.node == 0);
+    EXPECT_EQ(index, mpi_index) << "rank " << rank << ": SLURM_LOCALID and MPI disagree";
     if (node.per_task) {
       env["CUDA_VISIBLE_DEVICES"] = node.gpus[static_cast<size_t>(index)];
     } else {

@@ -95,6 +95,13 @@ function extent(values) {
   return finite.length ? [Math.min(...finite), Math.max(...finite)] : [0, 1];
 }
 
+// An extent with 5% room on both sides, so no mark sits on the frame.
+function padded(values) {
+  const [lo, hi] = extent(values);
+  const room = hi > lo ? 0.05 * (hi - lo) : 0.5;
+  return [lo - room, hi + room];
+}
+
 // Frame with axes; returns the plotting area.
 function frame(svg, width, height, x, y, xLabel, yLabel) {
   const m = { l: 62, r: 16, t: 10, b: 38 };
@@ -175,7 +182,7 @@ function drawSummary() {
 function drawHistory() {
   const svg = document.getElementById("history");
   const x = scale("linear", extent(trials.map((t) => t.n)), 62, width - 16);
-  const y = scale("linear", extent(scored.map((t) => t.v)), 320 - 38, 10);
+  const y = scale("linear", padded(scored.map((t) => t.v)), 320 - 38, 10);
   frame(svg, width, 320, x, y, "trial number", study.metric);
   let drawn = 0;
   for (const t of scored) {
@@ -243,7 +250,7 @@ function drawImportance() {
   const note = document.getElementById("importance-note");
   note.textContent = "fANOVA over a random forest fitted to the completed trials (64 trees), as Optuna does: " +
     "the share of the objective's variance each parameter explains alone, normalised to sum to 1." +
-    (imp.params.length ? ` ${imp.trials_used} trials.` : ` Not available: ${imp.note}.`) +
+    (imp.params.length ? ` Fitted to ${imp.trials_used} trials.` : ` Not available: ${imp.note}.`) +
     (imp.skipped.length ? ` Not evaluated: ${imp.skipped.join("; ")}.` : "");
   const bar = 22, height = imp.params.length * (bar + 6) + 20;
   svg.setAttribute("width", width);
@@ -269,7 +276,7 @@ function drawSlices() {
     const w = 300, h = 220;
     const withParam = completed.filter((t) => p.name in t.p);
     const x = paramScale(p, withParam.map((t) => t.p[p.name]), 62, w - 16);
-    const y = scale("linear", extent(completed.map((t) => t.v)), h - 38, 10);
+    const y = scale("linear", padded(completed.map((t) => t.v)), h - 38, 10);
     frame(svg, w, h, x, y, p.name + (p.log ? " (log)" : ""), study.metric);
     let marks = 0;
     for (const t of withParam) {
@@ -290,7 +297,7 @@ function drawCurves() {
     .filter((c) => c.trial && c.points.length);
   const all = curves.flatMap((c) => c.points);
   const x = scale("linear", extent(all.map((p) => p[0])), 62, width - 16);
-  const y = scale("linear", extent(all.map((p) => p[1])), 320 - 38, 10);
+  const y = scale("linear", padded(all.map((p) => p[1])), 320 - 38, 10);
   frame(svg, width, 320, x, y, "step", "reported value");
   let drawn = 0;
   for (const c of curves) {
