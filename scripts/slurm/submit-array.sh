@@ -15,12 +15,12 @@ sbatch_options=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do sbatch_options+=("$1"); shift; done
 [ $# -gt 0 ] && shift  # the --
 bin=${CLEANSWEEP_BIN:-$here/../../build/bin}
-"$bin/cleansweep" validate "$config" "$@" --set "study.shard=0/$n" > /dev/null  # fail here, not in N jobs
+"$bin/cleansweep" validate "$config" --set "study.shard=0/$n" > /dev/null  # a bad config fails here, not in N jobs
 array=$(sbatch --parsable --array="0-$((n - 1))" "${sbatch_options[@]}" "$here/array.sbatch" "$config" "$@")
 array=${array%%;*}
 merge=$(sbatch --parsable --dependency="afterok:$array" --kill-on-invalid-dep=yes --job-name=cleansweep-merge \
   --nodes=1 --ntasks=1 --time=1:00:00 --output="slurm-cleansweep-merge-%j.out" \
-  --wrap="$(printf '%q ' "$here/merge-shards.sh" "$config" "$n")")
+  --wrap="$(printf '%q ' "$here/merge-shards.sh" "$config" "$n" "$@")")
 merge=${merge%%;*}
 echo "array job $array: $n shards of $config"
 echo "merge job $merge: runs when every shard has finished"

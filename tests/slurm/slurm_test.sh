@@ -174,9 +174,9 @@ PY
 echo "ok: sweep.sbatch ran 24 trials, rank 1 on GPU 0 and rank 2 on GPU 1 (from $gpu_source)"
 
 # --- array: 3 shards on one GPU each, then the merge job -----------------------------------------
-toy_config array.yaml "$work/run/array.h5" 24 0.05
-out=$("$src/scripts/slurm/submit-array.sh" array.yaml 3 --gpus-per-node=1 --ntasks-per-node=1 --cpus-per-task=1 \
-  --time=10) || fail "submit-array.sh: $out"
+# The sweep's own config, its storage moved by an option that the shards and the merge both get.
+out=$("$src/scripts/slurm/submit-array.sh" sweep.yaml 3 --gpus-per-node=1 --ntasks-per-node=1 --cpus-per-task=1 \
+  --time=10 -- --set "study.storage=$work/run/array.h5") || fail "submit-array.sh: $out"
 array=$(sed -n 's/^array job \([0-9]*\):.*/\1/p' <<< "$out")
 merge=$(sed -n 's/^merge job \([0-9]*\):.*/\1/p' <<< "$out")
 [ -n "$array" ] && [ -n "$merge" ] || fail "submit-array.sh printed: $out"
