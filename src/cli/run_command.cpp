@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/study_setup.hpp"
 #include "coordinator/coordinator.hpp"
+#include "gpu/gpu_probe.hpp"
 #include "launch/spawn_launcher.hpp"
 #include "report/report.hpp"
 #include "study/study_file.hpp"
@@ -208,8 +209,12 @@ int RunWorker(MpiTransport* transport, WorkerIdentity identity) {
   identity.isolation = SpawnLauncher::UseCgroups();
   if (guarded.ok()) guarded = SpawnLauncher::StartGuard();
   if (!guarded.ok()) return ReportError(guarded.WithContext("worker rank " + std::to_string(transport->rank())));
+  std::string no_nvml;
+  const std::unique_ptr<GpuProbe> nvml = LoadNvml(&no_nvml);  // null without an NVIDIA driver
+  identity.no_gpu_telemetry = no_nvml;
   SpawnLauncher launcher;
   Worker worker(transport, &launcher, identity);
+  worker.SetGpuProbe(nvml.get());
   worker.SetSignalPoll([] { return static_cast<int>(g_stop_level); });
   const Status status = worker.Run();
   SpawnLauncher::ReleaseCgroups();

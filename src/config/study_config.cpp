@@ -266,7 +266,7 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
   if (!node) return r.Error(node, "trial", "missing: a config needs `trial: {command: [...]}`");
   CS_RETURN_IF_ERROR(r.CheckKeys(node, "trial",
                                  {"command", "timeout", "kill_grace", "prune_grace", "stop_grace", "log_limit_mb",
-                                  "tail_lines", "env", "retries", "retry_on", "memory_limit"}));
+                                  "tail_lines", "env", "retries", "retry_on", "memory_limit", "gpu_clean_wait"}));
   const YAML::Node command = node["command"];
   if (!command) return r.Error(node, "trial.command", "missing: the program to run, e.g. [python3, train.py]");
   if (command.IsScalar()) {
@@ -298,6 +298,11 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
     Result<Millis> t = r.Duration(node["prune_grace"], "trial.prune_grace");
     if (!t.ok()) return t.status();
     out->prune_grace = *t;
+  }
+  if (node["gpu_clean_wait"]) {
+    Result<Millis> t = r.Duration(node["gpu_clean_wait"], "trial.gpu_clean_wait");
+    if (!t.ok()) return t.status();
+    out->gpu_clean_wait = *t;
   }
   if (node["stop_grace"]) {
     Result<Millis> t = r.Duration(node["stop_grace"], "trial.stop_grace");

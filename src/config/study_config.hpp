@@ -72,8 +72,9 @@ struct TrialOptions {                       // trial:
   std::map<std::string, std::string> env;   // extra environment for every trial
   int retries = 0;                          // re-runs of a trial that ends in a retry_on state
   std::set<TrialState> retry_on = {TrialState::kCrash, TrialState::kTimeout};
-  std::int64_t memory_limit_bytes = 0;  // per-trial memory cap; 0: none
-  Millis stop_grace = Millis(10'000);   // at a graceful stop, running trials may finish within this
+  std::int64_t memory_limit_bytes = 0;     // per-trial memory cap; 0: none
+  Millis stop_grace = Millis(10'000);      // at a graceful stop, running trials may finish within this
+  Millis gpu_clean_wait = Millis(30'000);  // how long a GPU may take to free an earlier trial's memory
 };
 
 struct WorkerOptions {  // workers:

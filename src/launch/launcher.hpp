@@ -61,6 +61,9 @@ class TrialProcess {
   virtual void RequestPrune(const std::string& reason, Millis grace) = 0;
   // Valid once Finished().
   virtual const TrialOutcome& Outcome() const = 0;
+  // The trial's process group (its processes and their descendants that stayed in it), for GPU
+  // telemetry; -1 when there is none (fakes).
+  virtual int ProcessGroup() const { return -1; }
 };
 
 class Launcher {

@@ -185,6 +185,7 @@ class SpawnedTrial : public TrialProcess {
       : spec_(spec), capture_(std::move(capture)), started_(Clock::now()) {
     outcome_.start_time = UnixNow();
   }
+  int ProcessGroup() const override { return static_cast<int>(pid_); }
   ~SpawnedTrial() override {
     if (pid_ > 0 && !finished_) {
       KillAll();

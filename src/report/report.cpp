@@ -74,6 +74,10 @@ nlohmann::json TrialJson(const TrialRecord& r) {
                       {"a", r.attempt},     {"ro", r.retry_of},
                       {"ls", r.last_step}};
   if (r.value && std::isfinite(*r.value)) t["v"] = *r.value;
+  if (std::isfinite(r.gpu_mem_peak_mb)) {  // before, peak, after (MiB); null where unknown
+    const auto known = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+    t["gm"] = {known(r.gpu_mem_before_mb), r.gpu_mem_peak_mb, known(r.gpu_mem_after_mb)};
+  }
   return t;
 }
 

@@ -1,5 +1,6 @@
 #include "study/export.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <set>
 
@@ -33,6 +34,16 @@ nlohmann::json Attrs(const TrialRecord& r) {
 
 }  // namespace
 
+namespace {
+
+// An optional measurement: empty in CSV and null in JSON when unknown (NaN).
+std::string Known(double v) { return std::isnan(v) ? "" : Number(v); }
+nlohmann::ordered_json KnownJson(double v) {
+  return std::isnan(v) ? nlohmann::ordered_json() : nlohmann::ordered_json(v);
+}
+
+}  // namespace
+
 void WriteCsv(const StudyData& study, std::ostream& out) {
   std::set<std::string> attr_names;
   for (const TrialRecord& r : study.trials) {
@@ -43,7 +54,8 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
   for (const ParamSpec& spec : study.config.space.params()) out << "," << CsvCell("param_" + spec.name);
   for (const std::string& name : attr_names) out << "," << CsvCell("attr_" + name);
   out << ",datetime_start,datetime_end,duration,worker,host,gpu,exit_code,signal,peak_rss_kb,attempt,"
-         "retry_of,enqueued,sampler_ms,last_step,reason,output_tail\n";
+         "retry_of,enqueued,sampler_ms,last_step,gpu_mem_before_mb,gpu_mem_peak_mb,gpu_mem_after_mb,gpu_mem_foreign_mb,"
+         "reason,output_tail\n";
   for (const TrialRecord& r : study.trials) {
     out << r.number << "," << TrialStateName(r.state) << "," << (r.value ? Number(*r.value) : "");
     for (const ParamSpec& spec : study.config.space.params()) {
@@ -57,8 +69,9 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
     out << "," << Number(r.start_time) << "," << Number(r.end_time) << "," << Number(r.duration()) << "," << r.worker
         << "," << CsvCell(r.host) << "," << CsvCell(r.gpu) << "," << r.exit_code << "," << r.signal << ","
         << r.peak_rss_kb << "," << r.attempt << "," << r.retry_of << "," << (r.enqueued ? 1 : 0) << ","
-        << Number(r.sampler_ms) << "," << r.last_step << "," << CsvCell(r.reason) << "," << CsvCell(r.output_tail)
-        << "\n";
+        << Number(r.sampler_ms) << "," << r.last_step << "," << Known(r.gpu_mem_before_mb) << ","
+        << Known(r.gpu_mem_peak_mb) << "," << Known(r.gpu_mem_after_mb) << "," << Known(r.gpu_mem_foreign_mb) << ","
+        << CsvCell(r.reason) << "," << CsvCell(r.output_tail) << "\n";
   }
 }
 
@@ -94,6 +107,10 @@ void WriteJson(const StudyData& study, std::ostream& out) {
                       {"enqueued", r.enqueued},
                       {"sampler_ms", r.sampler_ms},
                       {"last_step", r.last_step},
+                      {"gpu_mem_before_mb", KnownJson(r.gpu_mem_before_mb)},
+                      {"gpu_mem_peak_mb", KnownJson(r.gpu_mem_peak_mb)},
+                      {"gpu_mem_after_mb", KnownJson(r.gpu_mem_after_mb)},
+                      {"gpu_mem_foreign_mb", KnownJson(r.gpu_mem_foreign_mb)},
                       {"reason", r.reason},
                       {"output_tail", r.output_tail}});
   }

@@ -284,6 +284,10 @@ Status StudyFile::PutTrial(const TrialRecord& r) {
   row.Set("enqueued", std::int64_t{r.enqueued ? 1 : 0});
   row.Set("sampler_ms", r.sampler_ms);
   row.Set("last_step", r.last_step);
+  row.Set("gpu_mem_before_mb", r.gpu_mem_before_mb);
+  row.Set("gpu_mem_peak_mb", r.gpu_mem_peak_mb);
+  row.Set("gpu_mem_after_mb", r.gpu_mem_after_mb);
+  row.Set("gpu_mem_foreign_mb", r.gpu_mem_foreign_mb);
   row.Set("reason", r.reason);
   row.Set("output_tail", r.output_tail);
   row.Set("attrs", r.attrs_json);

@@ -14,7 +14,7 @@
 
 namespace cleansweep {
 
-inline constexpr int kStudySchemaVersion = 2;
+inline constexpr int kStudySchemaVersion = 3;
 
 class StudyFile : public StudyStore {
  public:

@@ -125,6 +125,14 @@ Status ReadTrials(hid_t file, StudyData* study) {
   auto reasons = ReadStrings(d, "reason");
   auto tails = ReadStrings(d, "output_tail");
   auto attrs = ReadStrings(d, "attrs");
+  // Schema 3 added GPU memory; older files read as unknown.
+  std::vector<std::vector<double>> gpu_mem;
+  for (const char* field : {"gpu_mem_before_mb", "gpu_mem_peak_mb", "gpu_mem_after_mb", "gpu_mem_foreign_mb"}) {
+    auto column = HasMember(d, field) ? ReadNumbers<double>(d, field, H5T_NATIVE_DOUBLE)
+                                      : Result<std::vector<double>>(std::vector<double>());
+    CS_RETURN_IF_ERROR(column.status());
+    gpu_mem.push_back(std::move(*column));
+  }
   for (const Status& s : {numbers.status(), states.status(), values.status(), starts.status(), ends.status(),
                           workers.status(), hosts.status(), gpus.status(), exits.status(), signals.status(),
                           rss.status(), attempts.status(), retry_of.status(), enqueued.status(), sampler_ms.status(),
@@ -156,6 +164,10 @@ Status ReadTrials(hid_t file, StudyData* study) {
     r.reason = (*reasons)[i];
     r.output_tail = (*tails)[i];
     r.attrs_json = (*attrs)[i];
+    for (auto [field, column] : {std::pair{&r.gpu_mem_before_mb, 0}, std::pair{&r.gpu_mem_peak_mb, 1},
+                                 std::pair{&r.gpu_mem_after_mb, 2}, std::pair{&r.gpu_mem_foreign_mb, 3}}) {
+      if (!gpu_mem[static_cast<size_t>(column)].empty()) *field = gpu_mem[static_cast<size_t>(column)][i];
+    }
   }
   for (const ParamSpec& spec : study->config.space.params()) {
     const std::string column = ParamColumn(spec.name);

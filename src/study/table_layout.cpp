@@ -144,6 +144,9 @@ RowLayout TrialsLayout(const SearchSpace& space) {
   layout.Add("enqueued", ColumnType::kInt32);
   layout.Add("sampler_ms", ColumnType::kFloat64);
   layout.Add("last_step", ColumnType::kInt64);
+  for (const char* gpu : {"gpu_mem_before_mb", "gpu_mem_peak_mb", "gpu_mem_after_mb", "gpu_mem_foreign_mb"}) {
+    layout.Add(gpu, ColumnType::kFloat64);  // schema 3
+  }
   layout.Add("reason", ColumnType::kString);
   layout.Add("output_tail", ColumnType::kString);
   layout.Add("attrs", ColumnType::kString);

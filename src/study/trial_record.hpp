@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -50,13 +51,19 @@ struct TrialRecord {
   std::string reason;             // why it ended as it did, for anything but COMPLETE
   std::string output_tail;        // the last lines of its stdout/stderr
   std::string attrs_json = "{}";  // user attributes, a JSON object
+  // GPU memory in MiB, from NVML (docs/gpu.md); NaN when unknown (no GPU, no NVML).
+  double gpu_mem_before_mb = std::numeric_limits<double>::quiet_NaN();   // the device's used memory at start
+  double gpu_mem_peak_mb = std::numeric_limits<double>::quiet_NaN();     // the most the trial's processes held
+  double gpu_mem_after_mb = std::numeric_limits<double>::quiet_NaN();    // the device's used memory after it
+  double gpu_mem_foreign_mb = std::numeric_limits<double>::quiet_NaN();  // held at start by processes not ours
 
   double duration() const { return end_time - start_time; }
 
   template <class Archive>
   void serialize(Archive& ar) {
     ar(number, state, value, params, start_time, end_time, worker, host, gpu, exit_code, signal, peak_rss_kb, attempt,
-       retry_of, enqueued, sampler_ms, last_step, reason, output_tail, attrs_json);
+       retry_of, enqueued, sampler_ms, last_step, reason, output_tail, attrs_json, gpu_mem_before_mb, gpu_mem_peak_mb,
+       gpu_mem_after_mb, gpu_mem_foreign_mb);
   }
 };
 

@@ -1,9 +1,14 @@
 #include "worker/worker.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <utility>
 
 #include "launch/spawn_launcher.hpp"
@@ -15,6 +20,7 @@ namespace {
 
 constexpr Millis kIdleWait(1000);
 constexpr Millis kTrialPoll(100);  // how often a busy worker looks for a stop message
+constexpr Millis kGpuSample(250);  // how often it reads the GPU memory of a running trial
 // After a stop signal, how long a worker waits for the coordinator's word before acting alone.
 constexpr Millis kSilentCoordinator(10'000);
 
@@ -66,6 +72,10 @@ Status Worker::SetUp(const SetupMsg& setup) {
         config_->workers.gpus == "auto" ? identity_.visible_gpus.source : "workers.gpus=" + config_->workers.gpus;
     ready.gpu_note = assignment.note;
     ready.isolation = identity_.isolation;
+    if (!gpu_.empty()) {
+      ready.isolation += gpu_probe_ ? "; GPU memory recorded through NVML"
+                                    : "; GPU memory not recorded: " + identity_.no_gpu_telemetry;
+    }
   } else {
     ready.error = program.status().message();
   }
@@ -93,6 +103,9 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   if (!gpu_.empty() || config_->workers.gpus == "none" || !identity_.visible_gpus.devices.empty()) {
     spec.env["CUDA_VISIBLE_DEVICES"] = gpu_;
   }
+  // Number devices as NVML does (by PCI bus), so the index a trial gets names the device whose
+  // memory the worker reads; CUDA's default order (fastest first) may differ. The user's choice wins.
+  if (!gpu_.empty() && !std::getenv("CUDA_DEVICE_ORDER")) spec.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
   if (!std::getenv("OMP_NUM_THREADS")) {  // share the node's cores instead of oversubscribing them
     spec.env["OMP_NUM_THREADS"] = std::to_string(std::max(1, identity_.cpu_count / std::max(1, identity_.local_count)));
   }
@@ -100,11 +113,80 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   return spec;
 }
 
+bool Worker::GpuIsClean(TrialRecord* record) {
+  if (!gpu_probe_ || gpu_.empty()) return true;
+  const auto deadline = std::chrono::steady_clock::now() + config_->trial.gpu_clean_wait;
+  std::string leftover;  // "pid (MiB)" of earlier trials' processes still on the device
+  double leftover_mb = 0;
+  for (;;) {
+    const std::optional<std::vector<GpuProcess>> processes = gpu_probe_->Processes(gpu_);
+    if (!processes) break;  // the driver cannot tell: nothing to check
+    leftover.clear();
+    leftover_mb = 0;
+    double foreign_mb = 0;
+    std::string foreign;
+    for (const GpuProcess& p : *processes) {
+      const double mb = std::max(0.0, p.used_mb);
+      std::string& list = earlier_gpu_pids_.count(p.pid) ? leftover : foreign;
+      list += (list.empty() ? "" : ", ") + std::to_string(p.pid) + " (" + std::to_string(std::lround(mb)) + " MiB)";
+      (earlier_gpu_pids_.count(p.pid) ? leftover_mb : foreign_mb) += mb;
+    }
+    if (leftover.empty() || std::chrono::steady_clock::now() >= deadline) {
+      record->gpu_mem_foreign_mb = foreign_mb;
+      if (!foreign.empty()) {
+        std::fprintf(stderr,
+                     "cleansweep: warning: rank %d on %s: GPU %s: processes not started by cleansweep hold memory "
+                     "there: %s\n",
+                     transport_->rank(), identity_.host.c_str(), gpu_.c_str(), foreign.c_str());
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!leftover.empty()) {
+    record->state = TrialState::kFail;
+    record->reason = "not started: GPU " + gpu_ + " is not clean: processes of earlier trials still hold " +
+                     std::to_string(std::lround(leftover_mb)) + " MiB there after trial.gpu_clean_wait (" +
+                     FormatDuration(config_->trial.gpu_clean_wait) + "): " + leftover;
+    std::fprintf(stderr, "cleansweep: warning: rank %d on %s: trial %s\n", transport_->rank(), identity_.host.c_str(),
+                 record->reason.c_str());
+    return false;
+  }
+  if (const std::optional<GpuMemory> memory = gpu_probe_->DeviceMemory(gpu_)) {
+    record->gpu_mem_before_mb = memory->used_mb;
+  }
+  return true;
+}
+
+void Worker::SampleGpu(int process_group, TrialRecord* record, double* device_peak) {
+  if (const std::optional<GpuMemory> memory = gpu_probe_->DeviceMemory(gpu_)) {
+    *device_peak = std::max(*device_peak, memory->used_mb);
+  }
+  const std::optional<std::vector<GpuProcess>> processes = gpu_probe_->Processes(gpu_);
+  if (!processes) return;
+  double mine = 0;
+  for (const GpuProcess& p : *processes) {
+    if (process_group > 0 && ::getpgid(p.pid) == process_group) {
+      mine += std::max(0.0, p.used_mb);
+      earlier_gpu_pids_.insert(p.pid);
+    }
+  }
+  record->gpu_mem_peak_mb = std::isnan(record->gpu_mem_peak_mb) ? mine : std::max(record->gpu_mem_peak_mb, mine);
+}
+
 Status Worker::RunTrial(const AssignMsg& assign) {
   const LaunchSpec spec = SpecFor(assign);
-  Result<std::unique_ptr<TrialProcess>> started = launcher_->Start(spec);
   TrialRecord record;
-  if (started.ok()) {
+  const bool gpu_clean = GpuIsClean(&record);
+  Result<std::unique_ptr<TrialProcess>> started =
+      gpu_clean ? launcher_->Start(spec) : Result<std::unique_ptr<TrialProcess>>(Status::RuntimeError(""));
+  const bool telemetry = gpu_clean && gpu_probe_ && !gpu_.empty();
+  double device_peak = std::isnan(record.gpu_mem_before_mb) ? 0 : record.gpu_mem_before_mb;
+  auto next_sample = std::chrono::steady_clock::now();
+  if (!gpu_clean) {
+    record.start_time = record.end_time =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  } else if (started.ok()) {
     TrialProcess& trial = **started;
     std::vector<StepReport> steps;
     using SteadyClock = std::chrono::steady_clock;
@@ -113,6 +195,10 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     std::string stop_reason;
     while (!trial.Finished()) {
       trial.Poll(kTrialPoll, &steps);
+      if (telemetry && std::chrono::steady_clock::now() >= next_sample) {
+        SampleGpu(trial.ProcessGroup(), &record, &device_peak);
+        next_sample = std::chrono::steady_clock::now() + kGpuSample;
+      }
       for (const StepReport& s : steps) {
         const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
         CS_RETURN_IF_ERROR(transport_->Send(0, ReportMsg{{assign.number, s.step, s.value, now}}));
@@ -161,6 +247,17 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     record.reason = o.reason;
     record.output_tail = o.output_tail;
     record.attrs_json = o.attrs_json;
+    if (telemetry) {
+      if (const std::optional<GpuMemory> memory = gpu_probe_->DeviceMemory(gpu_)) {
+        record.gpu_mem_after_mb = memory->used_mb;
+      }
+      // No process of the trial was seen holding memory (a container whose pids NVML does not
+      // share): the device's own rise while it ran is the best estimate left.
+      if (!(record.gpu_mem_peak_mb > 0) && !std::isnan(record.gpu_mem_before_mb) &&
+          device_peak > record.gpu_mem_before_mb) {
+        record.gpu_mem_peak_mb = device_peak - record.gpu_mem_before_mb;
+      }
+    }
     // A batch system stops a job by signalling every process in it, trials included (Slurm's
     // scancel, requeue and preemption do). A trial that died of the stop signal this worker also
     // got did not fail: it was cut off, and runs again when the study resumes.

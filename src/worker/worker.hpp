@@ -4,10 +4,12 @@
 #pragma once
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "config/study_config.hpp"
+#include "gpu/gpu_probe.hpp"
 #include "launch/launcher.hpp"
 #include "transport/transport.hpp"
 #include "worker/gpu_binding.hpp"
@@ -19,8 +21,9 @@ struct WorkerIdentity {
   int local_index = 0;  // among the workers on this node
   int local_count = 1;
   VisibleGpus visible_gpus;
-  int cpu_count = 1;      // cores on this node, for OMP_NUM_THREADS
-  std::string isolation;  // how the launcher contains trials here, for the user
+  int cpu_count = 1;             // cores on this node, for OMP_NUM_THREADS
+  std::string isolation;         // how the launcher contains trials here, for the user
+  std::string no_gpu_telemetry;  // why GPU memory is not recorded here (no NVML), when it is not
 };
 
 class Worker {
@@ -35,9 +38,15 @@ class Worker {
   // coordinator normally gets the same signal and says how to stop; these cover a silent one.
   void SetSignalPoll(std::function<int()> poll) { signal_poll_ = std::move(poll); }
 
+  // GPU memory telemetry and the clean-device check (docs/gpu.md); none without it. Must outlive
+  // the worker.
+  void SetGpuProbe(GpuProbe* probe) { gpu_probe_ = probe; }
+
  private:
   Status SetUp(const SetupMsg& setup);
   Status RunTrial(const AssignMsg& assign);
+  bool GpuIsClean(TrialRecord* record);
+  void SampleGpu(int process_group, TrialRecord* record, double* device_peak);
   LaunchSpec SpecFor(const AssignMsg& assign) const;
   Result<Message> Await(const char* what);
 
@@ -49,6 +58,8 @@ class Worker {
   std::string gpu_;
   std::string trials_root_;
   std::function<int()> signal_poll_;
+  GpuProbe* gpu_probe_ = nullptr;
+  std::set<int> earlier_gpu_pids_;  // processes of earlier trials seen holding memory on our GPU
   bool stop_ = false;
 };
 

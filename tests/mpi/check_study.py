@@ -32,7 +32,7 @@ def main():
     path, expected_trials, workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     grid = "--grid" in sys.argv
     with h5py.File(path, "r", swmr=True) as f:
-        assert f.attrs["schema_version"] == 2, dict(f.attrs)
+        assert f.attrs["schema_version"] == 3, dict(f.attrs)
         assert f.attrs["study_name"], "study_name attribute missing"
         trials = pd.DataFrame(f["trials"][:])
         steps = pd.DataFrame(f["intermediate"][:])

@@ -289,6 +289,62 @@ PY
     grep -q "^7 of 7 trials finished" show.txt || fail "show of a shard: $(cat show.txt)"
     grep -q "^shard 1/3 of a sweep of 20 trials" show.txt || fail "show of a shard: $(cat show.txt)"
     ;;
+  gpu_telemetry)  # GPU memory per trial and the clean-device check, against the fake NVML library
+    export CLEANSWEEP_NVML_LIBRARY=$bin/../lib/libfake_nvml.so FAKE_NVML_STATE=$work/nvml
+    mkdir "$work/nvml.d"
+    printf 'device 0 GPU-fake0 81559 100\ndevice 1 GPU-fake1 81559 100\nprocess 1 1 300\n' > "$work/nvml"
+    toy_config gpu 6 "{kind: random, seed: 1}" "gpu" "  gpu_mb: 512
+  sleep: 0.8"
+    CUDA_VISIBLE_DEVICES=0,1 "${mpi[@]}" -np 3 "$bin/cleansweep" run gpu.yaml --progress lines > out.txt 2> err.txt ||
+      fail "run exited $?: $(cat err.txt)"
+    grep -q "GPU memory recorded through NVML" out.txt || fail "no telemetry line: $(head -5 out.txt)"
+    grep -q "GPU 1: processes not started by cleansweep hold memory there: 1 (300 MiB)" err.txt ||
+      fail "no warning about the foreign process: $(cat err.txt)"
+    /usr/bin/python3 - << PY
+import h5py
+with h5py.File("$work/gpu.h5", "r") as f:
+    t = f["trials"][:]
+assert len(t) == 6 and all(s.rstrip(b"\0") == b"COMPLETE" for s in t["state"])
+for row in t:
+    gpu = row["gpu"].rstrip(b"\0").decode()
+    base = 100 + (300 if gpu == "1" else 0)
+    assert row["gpu_mem_before_mb"] == base and row["gpu_mem_after_mb"] == base, row
+    assert row["gpu_mem_peak_mb"] == 512, row
+    assert row["gpu_mem_foreign_mb"] == (300 if gpu == "1" else 0), row
+print("gpu telemetry ok")
+PY
+    # A trial that leaves memory behind: the next one on that GPU is not started.
+    toy_config leak 3 "{kind: random, seed: 1}" "gpuleak" "  gpu_mb: 256
+  sleep: 0.6"
+    sed -i 's/kill_grace: 1s}/kill_grace: 1s, gpu_clean_wait: 1s}/' leak.yaml
+    CUDA_VISIBLE_DEVICES=0 "${mpi[@]}" -np 2 "$bin/cleansweep" run leak.yaml --progress lines > out.txt 2> err.txt ||
+      fail "leak run exited $?: $(cat err.txt)"
+    /usr/bin/python3 - << PY
+import h5py
+with h5py.File("$work/leak.h5", "r") as f:
+    t = f["trials"][:]
+state = [s.rstrip(b"\0").decode() for s in t["state"]]
+reason = [r.decode() if isinstance(r, bytes) else r for r in t["reason"]]
+assert state == ["COMPLETE", "FAIL", "FAIL"], state
+assert t["gpu_mem_after_mb"][0] == 100 + 256, t["gpu_mem_after_mb"]
+assert reason[1].startswith("not started: GPU 0 is not clean: processes of earlier trials still hold 256 MiB"), reason[1]
+assert "after trial.gpu_clean_wait (1.0s)" in reason[1], reason[1]
+print("dirty GPU refused")
+PY
+    # Without NVML: the same sweep works, the GPU fields are empty, and the log says why.
+    CLEANSWEEP_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 CUDA_VISIBLE_DEVICES=0 "${mpi[@]}" -np 2 \
+      "$bin/cleansweep" run gpu.yaml --set study.storage=$work/nonvml.h5 --set study.n_trials=2 > out.txt ||
+      fail "run without NVML exited $?"
+    grep -q "GPU memory not recorded: no NVML (/nonexistent/libnvidia-ml.so.1 not loadable" out.txt ||
+      fail "no line saying why: $(head -5 out.txt)"
+    /usr/bin/python3 - << PY
+import math, h5py
+with h5py.File("$work/nonvml.h5", "r") as f:
+    t = f["trials"][:]
+assert len(t) == 2 and all(math.isnan(v) for c in ("gpu_mem_before_mb", "gpu_mem_peak_mb", "gpu_mem_after_mb",
+                                                    "gpu_mem_foreign_mb") for v in t[c])
+PY
+    ;;
   *) fail "unknown scenario $scenario" ;;
 esac
 echo "PASS: $scenario"

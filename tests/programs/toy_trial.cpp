@@ -34,6 +34,20 @@ void RecordPid(pid_t pid) {
   }
 }
 
+// Modes "gpu" and "gpuleak": "hold" gpu_mb MiB on the trial's GPU as tests/gpu/fake_nvml.c sees
+// it, through a file of its own in $FAKE_NVML_STATE.d; "gpu" lets go when it ends, "gpuleak" not.
+std::string HoldFakeGpuMemory(const cleansweep::Trial& trial) {
+  const char* state = std::getenv("FAKE_NVML_STATE");
+  const char* device = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!state || !device || !*device) return "";
+  const std::string path = std::string(state) + ".d/" + std::to_string(::getpid());
+  if (std::FILE* f = std::fopen(path.c_str(), "w")) {
+    std::fprintf(f, "process %s %d %g\n", device, static_cast<int>(::getpid()), trial.GetDouble("gpu_mb", 512));
+    std::fclose(f);
+  }
+  return path;
+}
+
 }  // namespace
 
 // Modes "curve" and "ignoreprune": a learning curve known in advance, value q * s / steps at steps
@@ -89,9 +103,11 @@ int main(int argc, char** argv) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let both record themselves
   }
+  const std::string gpu_hold = mode == "gpu" || mode == "gpuleak" ? HoldFakeGpuMemory(trial) : "";
   const double value = Objective(trial);
   for (int step = 0; step < 3; ++step) trial.Report(step, value * (step + 1) / 3.0);
   if (sleep_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s));
+  if (mode == "gpu" && !gpu_hold.empty()) std::remove(gpu_hold.c_str());
   if (mode == "crash") {
     std::fprintf(stderr, "toy: about to crash\n");
     ::raise(SIGSEGV);

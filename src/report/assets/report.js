@@ -47,6 +47,7 @@ function trialText(t) {
   const lines = [`trial ${t.n}  ${t.s}` + (t.v === null ? "" : `  ${study.metric} = ${fmt(t.v)}`)];
   for (const p of data.params) if (p.name in t.p) lines.push(`${p.name} = ${fmt(t.p[p.name])}`);
   lines.push(`rank ${t.w} on ${t.h}` + (t.g ? ` (GPU ${t.g})` : "") + (t.t1 > 0 ? `, ${fmtDuration(t.t1 - t.t0)}` : ""));
+  if (t.gm) lines.push(`GPU memory (MiB): ${fmt(t.gm[0])} before, ${fmt(t.gm[1])} peak, ${fmt(t.gm[2])} after`);
   if (t.r) lines.push(t.r.length > 200 ? t.r.slice(0, 200) + "…" : t.r);
   return lines.join("\n");
 }

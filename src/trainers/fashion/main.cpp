@@ -1,13 +1,24 @@
 // cleansweep-train-fashion: trains the Fashion-MNIST CNN once. Inside a sweep its parameters come
 // from CLEANSWEEP_PARAMS and its results go back through the report pipe; alone, it takes flags
 // and prints. Exit status: 0 done, 2 bad options, 3 data missing, 75 out of memory, 1 other error.
+//
+// `--loop-params FILE [flags]` is the contrast that scripts/gpu/check.sh runs: it trains every
+// configuration in FILE (one JSON object of parameters per line) one after another in this one
+// process, as a for-loop under Optuna would, and prints the GPU's used memory (NVML) after each.
+#include <stdlib.h>
+
+#include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <memory>
 #include <new>
+#include <optional>
 #include <string>
 
 #include <torch/torch.h>
 
 #include "fashion/training.hpp"
+#include "gpu/gpu_probe.hpp"
 
 namespace {
 
@@ -29,9 +40,51 @@ int OutOfMemory(Trial& trial, const char* kind, const std::string& what) {
   return cleansweep::kExitOutOfMemory;
 }
 
+// Trains each configuration of `path` in this process; returns the exit status.
+int TrainInALoop(const std::string& path, int argc, char** argv) {
+  std::ifstream lines(path);
+  if (!lines) {
+    std::fprintf(stderr, "cleansweep-train-fashion: --loop-params %s: cannot read it\n", path.c_str());
+    return 2;
+  }
+  std::string why;
+  const std::unique_ptr<cleansweep::GpuProbe> nvml = cleansweep::LoadNvml(&why);
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string device_name =
+      visible && *visible ? std::string(visible).substr(0, std::string(visible).find(',')) : "0";
+  if (!nvml) std::fprintf(stderr, "cleansweep-train-fashion: %s; GPU memory is not shown\n", why.c_str());
+  int index = 0;
+  for (std::string params; std::getline(lines, params); ++index) {
+    if (params.empty()) continue;
+    ::setenv("CLEANSWEEP_PARAMS", params.c_str(), 1);
+    Trial trial = Trial::FromEnvironment();
+    fashion::TrainOptions options;
+    int exit_code = 0;
+    if (!fashion::ParseOptions(argc, argv, trial, &options, &exit_code)) return exit_code;
+    const bool cuda = options.device != "cpu" && torch::cuda::is_available();
+    try {
+      const fashion::Dataset data = fashion::Load(options.data_dir, options.subset, options.val_size);
+      const fashion::TrainResult result =
+          fashion::Train(options, data, cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU), trial);
+      const std::optional<cleansweep::GpuMemory> memory = nvml ? nvml->DeviceMemory(device_name) : std::nullopt;
+      std::printf("loop model %d: val_accuracy %.4f, GPU %s used %s MiB\n", index, result.val_accuracy,
+                  device_name.c_str(), memory ? std::to_string(std::lround(memory->used_mb)).c_str() : "?");
+    } catch (const std::exception& e) {
+      std::printf("loop model %d: failed: %s\n", index, std::string(e.what()).substr(0, 200).c_str());
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 3 && std::string(argv[1]) == "--loop-params") {
+    const std::string path = argv[2];
+    argv[2] = argv[0];  // argv + 2 is now {program, flags after FILE...} for the usual parser
+    return TrainInALoop(path, argc - 2, argv + 2);
+  }
   Trial trial;
   try {
     trial = Trial::FromEnvironment();
