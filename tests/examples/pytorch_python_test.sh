@@ -5,7 +5,7 @@
 #   pytorch_python_test.sh BIN_DIR SOURCE_DIR     (exit 77, skipped, where torch cannot be had)
 set -euo pipefail
 bin=$1 src=$2
-fail() { echo "FAIL: $*" >&2; exit 1; }
+fail() { echo "FAIL: $*" >&2; exit 1; }  # for the set-up; tests/support/mpi_env.sh brings the same
 if ! /usr/bin/python3 -c "import torch" 2> /dev/null; then
   [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null || { echo "SKIPPED: no python3-torch, and not root to install it"; exit 77; }
   echo "installing python3-torch (Debian package)"
@@ -16,12 +16,7 @@ if ! /usr/bin/python3 -c "import torch" 2> /dev/null; then
   rm -f "$log"
 fi
 [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || fail "dataset-fashion-mnist is not installed (scripts/install-deps.sh)"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-mpi=(mpirun --oversubscribe)
-[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
+source "$src/tests/support/mpi_env.sh"
 "${mpi[@]}" -np 3 "$bin/cleansweep" run "$src/examples/pytorch_python/sweep.yaml" --progress lines \
   --set "trial.command=[/usr/bin/python3, $src/examples/pytorch_python/train.py]" --set "study.storage=$work/mlp.h5" \
   --set study.n_trials=4 --set space.epochs=2 --set space.subset=600 --set "pruner={kind: none}" > run.txt ||

@@ -4,9 +4,7 @@
 # with the installed cleansweep. usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$src/tests/support/mpi_env.sh"
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > "$work/install.log" 2>&1 || { cat "$work/install.log"; fail "cmake --install"; }
 for f in bin/cleansweep include/cleansweep/trial.hpp share/cleansweep/python/cleansweep_trial.py \
@@ -26,10 +24,6 @@ cmake --build "$work/example" > "$work/build.log" 2>&1 || { cat "$work/build.log
 grep -q "$prefix/include" "$work/example/CMakeFiles/logreg-trainer.dir/flags.make" 2> /dev/null ||
   grep -rq "$prefix/include" "$work/example/build.ninja" 2> /dev/null || fail "the example did not use the installed header"
 
-mpi=(mpirun --oversubscribe)
-[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-cd "$work"
 "${mpi[@]}" -np 3 "$prefix/bin/cleansweep" run "$src/examples/cpp_trainer/sweep.yaml" --progress lines \
   --set "trial.command=[$work/example/logreg-trainer]" --set "study.storage=$work/example.h5" \
   --set study.n_trials=12 > run.txt || { cat run.txt; fail "the sweep exited $?"; }

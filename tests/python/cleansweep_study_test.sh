@@ -3,12 +3,7 @@
 # states, intermediate values, attributes. usage: cleansweep_study_test.sh BIN_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1 src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-mpi=(mpirun --oversubscribe)
-[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
+source "$src/tests/support/mpi_env.sh"
 cat > s.yaml << YAML
 study: {name: loader, direction: maximize, n_trials: 30, storage: $work/s.h5}
 sampler: {kind: random, seed: 9}

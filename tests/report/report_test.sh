@@ -18,18 +18,13 @@ if ! command -v chromium > /dev/null; then
 fi
 node --experimental-websocket -e 'if (typeof WebSocket !== "function") process.exit(1)' 2> /dev/null ||
   { echo "SKIPPED: needs Node.js 20.10 or later (its WebSocket drives Chromium)"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+source "$src/tests/support/mpi_env.sh"
 check() {  # check REPORT: what Chromium drew, as JSON on stdout
   rm -rf "$work/profile" && mkdir "$work/profile"
   timeout 120 node --experimental-websocket --no-warnings "$src/tests/report/render_check.mjs" "$(command -v chromium)" \
     "$1" "$work/profile"
 }
 
-mpi=(mpirun --oversubscribe)
-[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
 cat > r.yaml << YAML
 study: {name: report-test, direction: maximize, n_trials: 36, storage: $work/r.h5, report_every: 1s}
 sampler: {kind: tpe, seed: 3, n_startup_trials: 8}
