@@ -2,6 +2,7 @@
 // MemoryStudyStore. Not thread-safe; only the coordinator calls it.
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "study/trial_record.hpp"
@@ -20,13 +21,15 @@ class StudyStore {
 class MemoryStudyStore : public StudyStore {
  public:
   Status PutTrial(const TrialRecord& record) override {
-    for (TrialRecord& r : trials) {
-      if (r.number == record.number) {
-        r = record;
-        return Status::Ok();
-      }
+    if (row_of_.size() != trials.size()) {  // rows were added to `trials` directly (tests do)
+      row_of_.clear();
+      for (size_t i = 0; i < trials.size(); ++i) row_of_[trials[i].number] = i;
     }
-    trials.push_back(record);
+    if (const auto [it, fresh] = row_of_.emplace(record.number, trials.size()); !fresh) {
+      trials[it->second] = record;
+    } else {
+      trials.push_back(record);
+    }
     return Status::Ok();
   }
   Status AppendIntermediate(const IntermediateValue& value) override {
@@ -36,6 +39,9 @@ class MemoryStudyStore : public StudyStore {
 
   std::vector<TrialRecord> trials;
   std::vector<IntermediateValue> intermediate;
+
+ private:
+  std::map<std::int64_t, size_t> row_of_;  // trial number -> index in `trials`
 };
 
 }  // namespace cleansweep
