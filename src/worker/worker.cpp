@@ -127,9 +127,10 @@ bool Worker::GpuIsClean(TrialRecord* record) {
     std::string foreign;
     for (const GpuProcess& p : *processes) {
       const double mb = std::max(0.0, p.used_mb);
-      std::string& list = earlier_gpu_pids_.count(p.pid) ? leftover : foreign;
+      const bool ours = earlier_gpu_pids_.count(p.pid) > 0;
+      std::string& list = ours ? leftover : foreign;
       list += (list.empty() ? "" : ", ") + std::to_string(p.pid) + " (" + std::to_string(std::lround(mb)) + " MiB)";
-      (earlier_gpu_pids_.count(p.pid) ? leftover_mb : foreign_mb) += mb;
+      (ours ? leftover_mb : foreign_mb) += mb;
     }
     if (leftover.empty() || std::chrono::steady_clock::now() >= deadline) {
       record->gpu_mem_foreign_mb = foreign_mb;
@@ -175,18 +176,17 @@ void Worker::SampleGpu(int process_group, TrialRecord* record, double* device_pe
 }
 
 Status Worker::RunTrial(const AssignMsg& assign) {
-  const LaunchSpec spec = SpecFor(assign);
   TrialRecord record;
-  const bool gpu_clean = GpuIsClean(&record);
-  Result<std::unique_ptr<TrialProcess>> started =
-      gpu_clean ? launcher_->Start(spec) : Result<std::unique_ptr<TrialProcess>>(Status::RuntimeError(""));
-  const bool telemetry = gpu_clean && gpu_probe_ && !gpu_.empty();
-  double device_peak = std::isnan(record.gpu_mem_before_mb) ? 0 : record.gpu_mem_before_mb;
-  auto next_sample = std::chrono::steady_clock::now();
-  if (!gpu_clean) {
+  if (!GpuIsClean(&record)) {  // recorded FAIL with the reason; the trial never starts
     record.start_time = record.end_time =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  } else if (started.ok()) {
+    return SendResult(assign, std::move(record));
+  }
+  Result<std::unique_ptr<TrialProcess>> started = launcher_->Start(SpecFor(assign));
+  const bool telemetry = gpu_probe_ && !gpu_.empty();
+  double device_peak = std::isnan(record.gpu_mem_before_mb) ? 0 : record.gpu_mem_before_mb;
+  auto next_sample = std::chrono::steady_clock::now();
+  if (started.ok()) {
     TrialProcess& trial = **started;
     std::vector<StepReport> steps;
     using SteadyClock = std::chrono::steady_clock;
@@ -273,6 +273,10 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     record.start_time = record.end_time =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   }
+  return SendResult(assign, std::move(record));
+}
+
+Status Worker::SendResult(const AssignMsg& assign, TrialRecord record) {
   record.number = assign.number;
   record.params = assign.params;
   record.attempt = assign.attempt;

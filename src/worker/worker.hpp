@@ -45,6 +45,7 @@ class Worker {
  private:
   Status SetUp(const SetupMsg& setup);
   Status RunTrial(const AssignMsg& assign);
+  Status SendResult(const AssignMsg& assign, TrialRecord record);  // adds who ran it, sends it to rank 0
   bool GpuIsClean(TrialRecord* record);
   void SampleGpu(int process_group, TrialRecord* record, double* device_peak);
   LaunchSpec SpecFor(const AssignMsg& assign) const;

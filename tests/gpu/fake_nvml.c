@@ -9,12 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { unsigned long long total, free, used; } Memory;
-typedef struct { unsigned int pid; unsigned long long used; unsigned int gi, ci; } Process;
+typedef struct {
+  unsigned long long total, free, used;
+} Memory;
+typedef struct {
+  unsigned int pid;
+  unsigned long long used;
+  unsigned int gi, ci;
+} Process;
 
 enum { kMax = 256 };
-static struct { int index; char uuid[96]; double total, base; } devices[kMax];
-static struct { int index; unsigned int pid; double mb; } processes[kMax];
+static struct {
+  int index;
+  char uuid[96];
+  double total, base;
+} devices[kMax];
+static struct {
+  int index;
+  unsigned int pid;
+  double mb;
+} processes[kMax];
 static int n_devices, n_processes;
 
 static void LoadFile(const char* path) {
