@@ -16,6 +16,22 @@
 //
 // Outside a sweep (no CLEANSWEEP_REPORT_FD) every call still works: getters return their
 // defaults and reports are printed to stderr, so the same program runs standalone.
+//
+// The same code can also be a plugin for `trial.launcher: forkserver` (docs/fork-server.md): build
+// it as a shared library too, with one line naming the function that main() would be:
+//
+//   int TrainMain(int argc, char** argv) { ... as above ... }
+//   CLEANSWEEP_TRIAL_PLUGIN(TrainMain)             // in the plugin's sources only
+//   int main(int argc, char** argv) { return TrainMain(argc, argv); }   // in the executable's
+//
+// The fork server loads the plugin once and forks a fresh process for every trial, which runs
+// TrainMain with the trial's argv, environment and pipes, then exits with its return value. An
+// optional hook runs once in the server after loading, before any trial (load read-only data that
+// every trial shares through copy-on-write, say); a nonzero return refuses to start:
+//
+//   CLEANSWEEP_TRIAL_PREPARE(LoadDataset)          // int LoadDataset()
+//
+// Neither may initialise CUDA or start threads: the server refuses a plugin that did.
 #pragma once
 
 #include <poll.h>
@@ -30,6 +46,14 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+
+#define CLEANSWEEP_TRIAL_PLUGIN(main_function)                                                         \
+  extern "C" __attribute__((visibility("default"))) const int cleansweep_trial_plugin_version = 1;     \
+  extern "C" __attribute__((visibility("default"))) int cleansweep_trial_main(int argc, char** argv) { \
+    return main_function(argc, argv);                                                                  \
+  }
+#define CLEANSWEEP_TRIAL_PREPARE(prepare_function) \
+  extern "C" __attribute__((visibility("default"))) int cleansweep_trial_prepare() { return prepare_function(); }
 
 namespace cleansweep {
 

@@ -14,7 +14,9 @@
 #include "cli/study_setup.hpp"
 #include "coordinator/coordinator.hpp"
 #include "gpu/gpu_probe.hpp"
+#include "launch/fork_server_launcher.hpp"
 #include "launch/spawn_launcher.hpp"
+#include "launch/trial_command.hpp"
 #include "report/report.hpp"
 #include "study/study_file.hpp"
 #include "transport/mpi_transport.hpp"
@@ -215,6 +217,15 @@ int RunWorker(MpiTransport* transport, WorkerIdentity identity) {
   SpawnLauncher launcher;
   Worker worker(transport, &launcher, identity);
   worker.SetGpuProbe(nvml.get());
+  worker.SetLauncherFactory(
+      [](const StudyConfig& config, const std::string& plugin) -> Result<std::unique_ptr<Launcher>> {
+        if (config.trial.launcher != LauncherKind::kForkServer) return std::unique_ptr<Launcher>();
+        Result<std::string> server = FindForkServer();
+        if (!server.ok()) return server.status();
+        auto fork_server = std::make_unique<ForkServerLauncher>(*server, plugin);
+        CS_RETURN_IF_ERROR(fork_server->StartServer());  // a plugin that cannot load fails the setup, once
+        return std::unique_ptr<Launcher>(std::move(fork_server));
+      });
   worker.SetSignalPoll([] { return static_cast<int>(g_stop_level); });
   const Status status = worker.Run();
   SpawnLauncher::ReleaseCgroups();

@@ -26,7 +26,8 @@ Result<PreparedStudy> PrepareStudy(const std::string& path, const std::vector<st
   if (!config.ok()) return config.status();
   Result<std::unique_ptr<Sampler>> sampler = MakeSampler(*config);
   if (!sampler.ok()) return sampler.status();
-  Result<std::string> program = ResolveProgram(config->trial.command[0]);
+  Result<std::string> program =
+      ResolveTrialProgram(config->trial.command[0], config->trial.launcher == LauncherKind::kForkServer);
   if (!program.ok()) return program.status().WithContext(path);
   const std::string& storage = config->study.storage;
   std::error_code ec;

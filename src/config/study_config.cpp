@@ -264,9 +264,10 @@ Status CheckPlaceholders(const YamlReader& r, const YAML::Node& node, const std:
 
 Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace& space, TrialOptions* out) {
   if (!node) return r.Error(node, "trial", "missing: a config needs `trial: {command: [...]}`");
-  CS_RETURN_IF_ERROR(r.CheckKeys(node, "trial",
-                                 {"command", "timeout", "kill_grace", "prune_grace", "stop_grace", "log_limit_mb",
-                                  "tail_lines", "env", "retries", "retry_on", "memory_limit", "gpu_clean_wait"}));
+  CS_RETURN_IF_ERROR(
+      r.CheckKeys(node, "trial",
+                  {"command", "launcher", "timeout", "kill_grace", "prune_grace", "stop_grace", "log_limit_mb",
+                   "tail_lines", "env", "retries", "retry_on", "memory_limit", "gpu_clean_wait"}));
   const YAML::Node command = node["command"];
   if (!command) return r.Error(node, "trial.command", "missing: the program to run, e.g. [python3, train.py]");
   if (command.IsScalar()) {
@@ -283,6 +284,19 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
   }
   if (out->command[0].find('{') != std::string::npos) {
     return r.Error(command[0], "trial.command[0]", "the program itself cannot be a placeholder");
+  }
+  if (node["launcher"]) {
+    Result<std::string> kind = r.String(node["launcher"], "trial.launcher");
+    if (!kind.ok()) return kind.status();
+    if (*kind == "spawn") {
+      out->launcher = LauncherKind::kSpawn;
+    } else if (*kind == "forkserver") {
+      out->launcher = LauncherKind::kForkServer;
+    } else {
+      return r.Error(node["launcher"], "trial.launcher",
+                     "expected spawn (exec trial.command for every trial) or forkserver (fork every trial from a "
+                     "server that loaded the plugin trial.command[0] once)");
+    }
   }
   if (node["timeout"]) {
     Result<Millis> t = r.Duration(node["timeout"], "trial.timeout");

@@ -62,15 +62,20 @@ struct PrunerOptions {        // pruner: (docs/pruners.md)
   int min_early_stopping_rate = 0;  // asha: skip this many rungs
 };
 
-struct TrialOptions {                       // trial:
-  std::vector<std::string> command;         // argv; words may hold {param} placeholders
-  std::optional<Millis> timeout;            // wall-clock limit per trial; none if unset
-  Millis kill_grace = Millis(10'000);       // SIGTERM -> SIGKILL delay
-  Millis prune_grace = Millis(30'000);      // a pruned trial must exit within this
-  std::int64_t log_limit_bytes = 16 << 20;  // per-trial log cap (head kept, tail kept)
-  int tail_lines = 20;                      // last output lines stored in the study file
-  std::map<std::string, std::string> env;   // extra environment for every trial
-  int retries = 0;                          // re-runs of a trial that ends in a retry_on state
+// How a worker starts trials: exec each one (any program), or fork each from a fork server that
+// loaded the trial code once as a plugin (docs/fork-server.md).
+enum class LauncherKind { kSpawn, kForkServer };
+
+struct TrialOptions {                            // trial:
+  std::vector<std::string> command;              // argv; words may hold {param} placeholders
+  LauncherKind launcher = LauncherKind::kSpawn;  // forkserver: command[0] is the plugin
+  std::optional<Millis> timeout;                 // wall-clock limit per trial; none if unset
+  Millis kill_grace = Millis(10'000);            // SIGTERM -> SIGKILL delay
+  Millis prune_grace = Millis(30'000);           // a pruned trial must exit within this
+  std::int64_t log_limit_bytes = 16 << 20;       // per-trial log cap (head kept, tail kept)
+  int tail_lines = 20;                           // last output lines stored in the study file
+  std::map<std::string, std::string> env;        // extra environment for every trial
+  int retries = 0;                               // re-runs of a trial that ends in a retry_on state
   std::set<TrialState> retry_on = {TrialState::kCrash, TrialState::kTimeout};
   std::int64_t memory_limit_bytes = 0;     // per-trial memory cap; 0: none
   Millis stop_grace = Millis(10'000);      // at a graceful stop, running trials may finish within this

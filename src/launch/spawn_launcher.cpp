@@ -39,6 +39,17 @@ std::atomic<pid_t> g_live_groups[kMaxLiveTrials];
 std::optional<CgroupBase> g_cgroups;
 std::atomic<std::int64_t> g_cgroup_serial{0};
 
+// Helper children that are not trials (fork servers): never swept as strays.
+constexpr int kMaxHelpers = 8;
+std::atomic<pid_t> g_helpers[kMaxHelpers];
+
+bool IsHelper(pid_t pid) {
+  for (auto& slot : g_helpers) {
+    if (slot.load() == pid) return true;
+  }
+  return false;
+}
+
 // The guard process (SpawnLauncher::StartGuard) learns of every group through this pipe.
 int g_guard_fd = -1;
 pid_t g_guard_pid = -1;
@@ -81,7 +92,7 @@ std::vector<pid_t> StrayChildren() {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     const pid_t pid = static_cast<pid_t>(std::stol(name));
-    if (pid == g_guard_pid || IsTrackedGroup(pid)) continue;
+    if (pid == g_guard_pid || IsTrackedGroup(pid) || IsHelper(pid)) continue;
     char buf[512];
     UniqueFd fd(::open(("/proc/" + name + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
     const ssize_t n = fd.valid() ? ReadRetry(fd.get(), buf, sizeof buf - 1) : -1;
@@ -147,7 +158,7 @@ void ReapStrayZombies() {
   for (int i = 0; i < 4096; ++i) {
     siginfo_t info{};
     if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
-    if (IsTrackedGroup(info.si_pid)) return;
+    if (IsTrackedGroup(info.si_pid) || IsHelper(info.si_pid)) return;
     int status;
     ::waitpid(info.si_pid, &status, WNOHANG);
   }
@@ -172,10 +183,8 @@ Status MakePipe(UniqueFd* read_end, UniqueFd* write_end) {
 struct ChildSetup {
   char** argv;
   char** envp;
-  int out_fd, report_fd, control_fd, error_fd;
-  int cgroup_fd;  // cgroup.procs of the trial's cgroup, or -1
+  ChildEnds ends;
   pid_t parent;
-  std::int64_t memory_limit;  // RLIMIT_DATA, or 0
   int max_fd;
 };
 
@@ -195,7 +204,8 @@ class SpawnedTrial : public TrialProcess {
     }
   }
 
-  Status Spawn(UniqueFd* out_w, UniqueFd* report_w, UniqueFd* control_r);
+  // Starts the child through `start`, then takes it over: its group, its exit, its setup errors.
+  Status Spawn(const ChildStarter& start, UniqueFd* out_w, UniqueFd* report_w, UniqueFd* control_r);
   void FailToStart(const std::string& reason);
 
   void Poll(Millis max_wait, std::vector<StepReport>* steps) override;
@@ -247,19 +257,20 @@ class SpawnedTrial : public TrialProcess {
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != c.parent) ::_exit(127);
   // Into its cgroup before exec, so that everything it starts is in it too. Should the write fail,
   // the process group and the orphan sweep still track it.
-  if (c.cgroup_fd >= 0) (void)!::write(c.cgroup_fd, "0", 1);
-  if (c.memory_limit > 0) {
-    const rlimit limit{static_cast<rlim_t>(c.memory_limit), static_cast<rlim_t>(c.memory_limit)};
-    if (::setrlimit(RLIMIT_DATA, &limit) != 0) ChildFailed(c.error_fd);
+  const ChildEnds& e = c.ends;
+  if (e.cgroup_fd >= 0) (void)!::write(e.cgroup_fd, "0", 1);
+  if (e.memory_limit > 0) {
+    const rlimit limit{static_cast<rlim_t>(e.memory_limit), static_cast<rlim_t>(e.memory_limit)};
+    if (::setrlimit(RLIMIT_DATA, &limit) != 0) ChildFailed(e.error_fd);
   }
   const int null = ::open("/dev/null", O_RDONLY);
-  if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(c.out_fd, 1) < 0 || ::dup2(c.out_fd, 2) < 0 ||
-      ::dup2(c.report_fd, SpawnLauncher::kReportFd) < 0 || ::dup2(c.control_fd, SpawnLauncher::kControlFd) < 0) {
-    ChildFailed(c.error_fd);
+  if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(e.out_fd, 1) < 0 || ::dup2(e.out_fd, 2) < 0 ||
+      ::dup2(e.report_fd, SpawnLauncher::kReportFd) < 0 || ::dup2(e.control_fd, SpawnLauncher::kControlFd) < 0) {
+    ChildFailed(e.error_fd);
   }
   // Everything above the protocol fds goes, except the error pipe (close-on-exec).
   for (int fd = SpawnLauncher::kControlFd + 1; fd < c.max_fd; ++fd) {
-    if (fd != c.error_fd) ::close(fd);
+    if (fd != e.error_fd) ::close(fd);
   }
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
@@ -268,46 +279,27 @@ class SpawnedTrial : public TrialProcess {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::execve(c.argv[0], c.argv, c.envp);
-  ChildFailed(c.error_fd);
+  ChildFailed(e.error_fd);
 }
 
-Status SpawnedTrial::Spawn(UniqueFd* out_w, UniqueFd* report_w, UniqueFd* control_r) {
-  // Everything the child needs is made before fork: it may not allocate.
-  std::vector<char*> argv;
-  for (const std::string& a : spec_.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<std::string> env_strings = TrialEnvironment(spec_.env);
-  std::vector<char*> envp;
-  for (std::string& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
+Status SpawnedTrial::Spawn(const ChildStarter& start, UniqueFd* out_w, UniqueFd* report_w, UniqueFd* control_r) {
   UniqueFd error_r, error_w;
   CS_RETURN_IF_ERROR(MakePipe(&error_r, &error_w));
-  ::fcntl(error_r.get(), F_SETFL, 0);  // we block on it until exec
-  rlimit files{};
-  ::getrlimit(RLIMIT_NOFILE, &files);
-  ChildSetup c;
-  c.argv = argv.data();
-  c.envp = envp.data();
-  c.out_fd = out_w->get();
-  c.report_fd = report_w->get();
-  c.control_fd = control_r->get();
-  c.error_fd = error_w.get();
-  c.parent = ::getpid();
-  c.cgroup_fd = cgroup_ ? cgroup_->procs_fd() : -1;
-  c.memory_limit = cgroup_ && cgroup_->memory_limited() ? 0 : spec_.memory_limit_bytes;
-  c.max_fd = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536));
-
-  pid_ = ::fork();
-  if (pid_ == 0) ExecTrial(c);
-  const int fork_errno = errno;
+  ::fcntl(error_r.get(), F_SETFL, 0);  // we block on it until the child runs the trial
+  ChildEnds ends;
+  ends.out_fd = out_w->get();
+  ends.report_fd = report_w->get();
+  ends.control_fd = control_r->get();
+  ends.error_fd = error_w.get();
+  ends.cgroup_fd = cgroup_ ? cgroup_->procs_fd() : -1;
+  ends.memory_limit = cgroup_ && cgroup_->memory_limited() ? 0 : spec_.memory_limit_bytes;
+  Result<pid_t> pid = start(ends);
   out_w->Reset();  // the child holds the write ends now; we must not, or EOF never comes
   report_w->Reset();
   control_r->Reset();
   error_w.Reset();
-  if (pid_ < 0) {
-    pid_ = -1;
-    return Status::RuntimeError(std::string("fork: ") + std::strerror(fork_errno));
-  }
+  if (!pid.ok()) return pid.status();
+  pid_ = *pid;
   ::setpgid(pid_, pid_);  // also here, so a kill(-pid) right away cannot miss
   TrackGroup(pid_);
   int exec_errno = 0;
@@ -323,6 +315,30 @@ Status SpawnedTrial::Spawn(UniqueFd* out_w, UniqueFd* report_w, UniqueFd* contro
   }
   pidfd_ = UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));  // -1 on old kernels: we poll
   return Status::Ok();
+}
+
+// SpawnLauncher's way to start a child: fork, then execve in the child.
+Result<pid_t> ForkExec(const LaunchSpec& spec, const ChildEnds& ends) {
+  // Everything the child needs is made before fork: it may not allocate.
+  std::vector<char*> argv;
+  for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings = TrialEnvironment(spec.env);
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  ChildSetup c;
+  c.argv = argv.data();
+  c.envp = envp.data();
+  c.ends = ends;
+  c.parent = ::getpid();
+  c.max_fd = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536));
+  const pid_t pid = ::fork();
+  if (pid == 0) ExecTrial(c);
+  if (pid < 0) return Status::RuntimeError(std::string("fork: ") + std::strerror(errno));
+  return pid;
 }
 
 void SpawnedTrial::FailToStart(const std::string& reason) {
@@ -588,7 +604,21 @@ void SpawnLauncher::KillRunningTrials() {
   }
 }
 
-Result<std::unique_ptr<TrialProcess>> SpawnLauncher::Start(const LaunchSpec& spec) {
+void KeepHelperChild(pid_t pid) {
+  for (auto& slot : g_helpers) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, pid)) return;
+  }
+}
+
+void ForgetHelperChild(pid_t pid) {
+  for (auto& slot : g_helpers) {
+    pid_t expected = pid;
+    if (slot.compare_exchange_strong(expected, 0)) return;
+  }
+}
+
+Result<std::unique_ptr<TrialProcess>> StartChildTrial(const LaunchSpec& spec, const ChildStarter& start) {
   std::error_code ec;
   const std::filesystem::path dir(spec.trial_dir);
   const bool new_root = !std::filesystem::exists(dir.parent_path(), ec);
@@ -613,8 +643,12 @@ Result<std::unique_ptr<TrialProcess>> SpawnLauncher::Start(const LaunchSpec& spe
   CS_RETURN_IF_ERROR(MakePipe(&trial->out_r, &out_w));
   CS_RETURN_IF_ERROR(MakePipe(&trial->report_r, &report_w));
   CS_RETURN_IF_ERROR(MakePipe(&control_r, &trial->control_w));  // the trial's end reads without blocking
-  CS_RETURN_IF_ERROR(trial->Spawn(&out_w, &report_w, &control_r));
+  CS_RETURN_IF_ERROR(trial->Spawn(start, &out_w, &report_w, &control_r));
   return std::unique_ptr<TrialProcess>(std::move(trial));
+}
+
+Result<std::unique_ptr<TrialProcess>> SpawnLauncher::Start(const LaunchSpec& spec) {
+  return StartChildTrial(spec, [&spec](const ChildEnds& ends) { return ForkExec(spec, ends); });
 }
 
 }  // namespace cleansweep

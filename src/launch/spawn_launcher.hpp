@@ -4,6 +4,11 @@
 // says how the rest of its process tree is tracked.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+
 #include "launch/launcher.hpp"
 
 namespace cleansweep {
@@ -33,6 +38,32 @@ class SpawnLauncher : public Launcher {
   // worker calls it from its SIGTERM/SIGINT handler so that no trial outlives a killed sweep.
   static void KillRunningTrials();
 };
+
+// The trial's ends of its pipes and what its child process must set up before running it, for
+// whatever starts that process (a fork and exec, or the fork server).
+struct ChildEnds {
+  int out_fd = -1;      // becomes its stdout and stderr
+  int report_fd = -1;   // becomes SpawnLauncher::kReportFd
+  int control_fd = -1;  // becomes SpawnLauncher::kControlFd
+  // Setup failures: the child writes its errno here and exits 127. The child holds it until it
+  // runs the trial (close-on-exec, or an explicit close), so EOF means it started.
+  int error_fd = -1;
+  int cgroup_fd = -1;             // cgroup.procs the child writes "0" to first, or -1
+  std::int64_t memory_limit = 0;  // RLIMIT_DATA the child sets, or 0
+};
+
+// Starts the process of one trial, which must be a child of this process (fork, or clone with
+// CLONE_PARENT from a helper of ours), in a process group of its own; returns its pid.
+using ChildStarter = std::function<Result<pid_t>(const ChildEnds&)>;
+
+// What every launcher shares: makes the trial folder, its log, its cgroup and its pipes, calls
+// `start`, then watches the child as SpawnLauncher watches its own (timeout, limits, classification).
+Result<std::unique_ptr<TrialProcess>> StartChildTrial(const LaunchSpec& spec, const ChildStarter& start);
+
+// A helper child of this process that is not a trial (a fork server): the sweep of stray children
+// leaves it alone. At most 8 at a time.
+void KeepHelperChild(pid_t pid);
+void ForgetHelperChild(pid_t pid);
 
 // The environment a trial inherits from the worker: ours minus the MPI launcher's variables
 // (OMPI_*, PMIX_*, PMI_*), so that a trial that uses MPI itself does not join our job; then `extra`.

@@ -51,6 +51,50 @@ Result<std::string> ResolveProgram(const std::string& word) {
                               ") nor on PATH; give its path, or install it");
 }
 
+Result<std::string> ResolvePlugin(const std::string& word) {
+  std::error_code ec;
+  const auto readable = [](const std::string& path) {
+    std::error_code e;
+    return std::filesystem::is_regular_file(path, e) && ::access(path.c_str(), R_OK) == 0;
+  };
+  if (word.find('/') != std::string::npos) {
+    if (!readable(word)) {
+      return Status::InvalidInput("trial.command[0]: plugin '" + word +
+                                  "' is not a readable file (paths are relative to " +
+                                  std::filesystem::current_path(ec).string() + ")");
+    }
+    return std::filesystem::absolute(word, ec).string();
+  }
+  const std::string own = OwnDirectory();
+  std::string tried;
+  for (const std::string& dir :
+       {own, own + "/../lib", own + "/../lib/cleansweep", own + "/../" CLEANSWEEP_LIBDIR "/cleansweep"}) {
+    const std::string path = dir + "/" + word;
+    if (readable(path)) return std::filesystem::weakly_canonical(path, ec).string();
+    tried += (tried.empty() ? "" : ", ") + dir;
+  }
+  return Status::InvalidInput("trial.command[0]: plugin '" + word + "' not found in " + tried +
+                              "; give its path (with trial.launcher: forkserver, command[0] is the plugin, a .so)");
+}
+
+Result<std::string> FindForkServer() {
+  if (const char* set = std::getenv("CLEANSWEEP_FORKSERVER"); set && *set) {
+    if (!IsExecutableFile(set))
+      return Status::InvalidInput(std::string("CLEANSWEEP_FORKSERVER=") + set + " is not an executable file");
+    return std::string(set);
+  }
+  const std::string own = OwnDirectory();
+  if (!own.empty() && IsExecutableFile(own + "/cleansweep-forkserver")) return own + "/cleansweep-forkserver";
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (!dir.empty() && IsExecutableFile(dir + "/cleansweep-forkserver")) return dir + "/cleansweep-forkserver";
+  }
+  return Status::InvalidInput(
+      "trial.launcher forkserver: cleansweep-forkserver is neither next to cleansweep (" + own +
+      ") nor on PATH; it is built and installed with cleansweep (or set CLEANSWEEP_FORKSERVER)");
+}
+
 std::vector<std::string> ExpandCommand(const std::vector<std::string>& command, const ParamSet& params,
                                        std::int64_t trial, const std::string& trial_dir) {
   std::vector<std::string> argv;

@@ -15,6 +15,20 @@ namespace cleansweep {
 // InvalidInput says what was tried when it is missing or not executable.
 Result<std::string> ResolveProgram(const std::string& word);
 
+// Finds the plugin of trial.command[0] for trial.launcher: forkserver: a word with a '/' is a path;
+// a bare name is looked up next to the running cleansweep executable, then in ../lib and
+// ../lib/cleansweep from there (the build tree and an install). InvalidInput says what was tried.
+Result<std::string> ResolvePlugin(const std::string& word);
+
+// ResolvePlugin when trial.launcher is forkserver, else ResolveProgram.
+inline Result<std::string> ResolveTrialProgram(const std::string& word, bool plugin) {
+  return plugin ? ResolvePlugin(word) : ResolveProgram(word);
+}
+
+// The cleansweep-forkserver executable: $CLEANSWEEP_FORKSERVER, else next to the running
+// executable, else on PATH.
+Result<std::string> FindForkServer();
+
 // Replaces {name} placeholders with parameter values, {trial} with the trial number and
 // {trial_dir} with its folder. A word whose placeholder names a parameter that is inactive in this
 // trial is left out (so write `--momentum={momentum}` as one word).

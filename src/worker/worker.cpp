@@ -58,7 +58,18 @@ Result<Message> Worker::Await(const char* what) {
 Status Worker::SetUp(const SetupMsg& setup) {
   ReadyMsg ready;
   Result<StudyConfig> config = LoadConfigText(setup.config_yaml, "config from rank 0");
-  Result<std::string> program = config.ok() ? ResolveProgram(config->trial.command[0]) : config.status();
+  const bool plugin = config.ok() && config->trial.launcher == LauncherKind::kForkServer;
+  Result<std::string> program =
+      config.ok() ? ResolveTrialProgram(config->trial.command[0], plugin) : Result<std::string>(config.status());
+  if (program.ok() && launcher_factory_) {
+    Result<std::unique_ptr<Launcher>> made = launcher_factory_(*config, *program);
+    if (!made.ok()) {
+      program = made.status();
+    } else if (*made) {
+      own_launcher_ = std::move(*made);
+      launcher_ = own_launcher_.get();
+    }
+  }
   if (program.ok()) {
     config_ = std::move(*config);
     program_ = *program;
@@ -72,6 +83,7 @@ Status Worker::SetUp(const SetupMsg& setup) {
         config_->workers.gpus == "auto" ? identity_.visible_gpus.source : "workers.gpus=" + config_->workers.gpus;
     ready.gpu_note = assignment.note;
     ready.isolation = identity_.isolation;
+    if (plugin) ready.isolation += "; trials forked by a fork server from " + program_;
     if (!gpu_.empty()) {
       ready.isolation += gpu_probe_ ? "; GPU memory recorded through NVML"
                                     : "; GPU memory not recorded: " + identity_.no_gpu_telemetry;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -42,6 +43,13 @@ class Worker {
   // the worker.
   void SetGpuProbe(GpuProbe* probe) { gpu_probe_ = probe; }
 
+  // Makes the launcher a config asks for, once the config arrives (the fork server, which loads
+  // `program`, the resolved plugin); null means the launcher given to the constructor. An error
+  // goes back to the coordinator as this worker's setup failure.
+  using LauncherFactory =
+      std::function<Result<std::unique_ptr<Launcher>>(const StudyConfig& config, const std::string& program)>;
+  void SetLauncherFactory(LauncherFactory factory) { launcher_factory_ = std::move(factory); }
+
  private:
   Status SetUp(const SetupMsg& setup);
   Status RunTrial(const AssignMsg& assign);
@@ -53,6 +61,8 @@ class Worker {
 
   Transport* transport_;
   Launcher* launcher_;
+  LauncherFactory launcher_factory_;
+  std::unique_ptr<Launcher> own_launcher_;  // made by the factory; launcher_ points to it
   WorkerIdentity identity_;
   std::optional<StudyConfig> config_;
   std::string program_;

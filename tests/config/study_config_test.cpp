@@ -302,3 +302,20 @@ TEST(StudyConfig, ReliabilityOptionsRefuseNonsense) {
 
 }  // namespace
 }  // namespace cleansweep
+
+namespace cleansweep {
+namespace {
+
+TEST(StudyConfig, TheLauncherIsSpawnUnlessTheForkServerIsAskedFor) {
+  Result<StudyConfig> defaults = LoadConfigText(kGood, "c.yaml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->trial.launcher, LauncherKind::kSpawn);
+  Result<StudyConfig> fork = LoadConfigText(kGood, "c.yaml", {"trial.launcher=forkserver"});
+  ASSERT_TRUE(fork.ok()) << fork.status().message();
+  EXPECT_EQ(fork->trial.launcher, LauncherKind::kForkServer);
+  const std::string error = ErrorOf(kGood, {"trial.launcher=vfork"});
+  EXPECT_NE(error.find("trial.launcher: expected spawn"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace cleansweep

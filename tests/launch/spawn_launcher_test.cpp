@@ -1,5 +1,9 @@
-// The launcher against real child processes: the toy trial program misbehaves on request.
+// The launchers against real child processes: the toy trial program misbehaves on request. Every
+// test runs twice, with the toy trial spawned (SpawnLauncher) and with it forked by the fork server
+// from its plugin build (ForkServerLauncher): both must treat a trial alike.
 #include "launch/spawn_launcher.hpp"
+
+#include "launch/fork_server_launcher.hpp"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -54,13 +58,22 @@ std::vector<pid_t> Survivors(const std::vector<pid_t>& pids) {
   return alive;
 }
 
-class SpawnLauncherTest : public ::testing::Test {
+// The launcher a test parameter names: "spawn" or "forkserver".
+std::unique_ptr<Launcher> MakeLauncher(const std::string& kind) {
+  if (kind == "spawn") return std::make_unique<SpawnLauncher>();
+  return std::make_unique<ForkServerLauncher>(FORK_SERVER, TOY_PLUGIN);
+}
+
+class LauncherTest : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override { ::signal(SIGPIPE, SIG_IGN); }  // as the worker does
+  void SetUp() override {
+    ::signal(SIGPIPE, SIG_IGN);  // as the worker does
+    launcher_ = MakeLauncher(GetParam());
+  }
 
   LaunchSpec Spec(const std::string& mode, const std::string& params = "{\"x\": 0.3, \"n\": 4}") {
     LaunchSpec spec;
-    spec.argv = {TOY_TRIAL};
+    spec.argv = {GetParam() == "spawn" ? TOY_TRIAL : TOY_PLUGIN};
     spec.trial_dir = dir_.File("trial");
     spec.env = {{"CLEANSWEEP_PARAMS", params}, {"CLEANSWEEP_TRIAL", "7"},      {"CLEANSWEEP_TRIAL_DIR", spec.trial_dir},
                 {"CLEANSWEEP_REPORT_FD", "3"}, {"CLEANSWEEP_CONTROL_FD", "4"}, {"TOY_MODE", mode}};
@@ -70,7 +83,7 @@ class SpawnLauncherTest : public ::testing::Test {
 
   // Runs the trial to its end and returns the outcome; `steps` gets its intermediate reports.
   TrialOutcome RunToEnd(const LaunchSpec& spec, std::vector<StepReport>* steps = nullptr) {
-    Result<std::unique_ptr<TrialProcess>> trial = launcher_.Start(spec);
+    Result<std::unique_ptr<TrialProcess>> trial = launcher_->Start(spec);
     EXPECT_TRUE(trial.ok()) << trial.status().message();
     std::vector<StepReport> local;
     while (!(*trial)->Finished()) (*trial)->Poll(Millis(1000), steps ? steps : &local);
@@ -78,10 +91,16 @@ class SpawnLauncherTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  SpawnLauncher launcher_;
+  std::unique_ptr<Launcher> launcher_;
 };
 
-TEST_F(SpawnLauncherTest, CompleteTrialReportsEverything) {
+INSTANTIATE_TEST_SUITE_P(Launchers, LauncherTest, ::testing::Values("spawn", "forkserver"),
+                         [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
+
+class SpawnLauncherTest : public LauncherTest {};  // the tests that only make sense for a spawned program
+INSTANTIATE_TEST_SUITE_P(Spawn, SpawnLauncherTest, ::testing::Values("spawn"));
+
+TEST_P(LauncherTest, CompleteTrialReportsEverything) {
   std::vector<StepReport> steps;
   const TrialOutcome o = RunToEnd(Spec("ok"), &steps);
   EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
@@ -99,7 +118,7 @@ TEST_F(SpawnLauncherTest, CompleteTrialReportsEverything) {
   EXPECT_EQ(ReadFile(dir_.File("trial/log.txt")), "toy trial 7 mode ok\n");
 }
 
-TEST_F(SpawnLauncherTest, NonZeroExitFails) {
+TEST_P(LauncherTest, NonZeroExitFails) {
   const TrialOutcome o = RunToEnd(Spec("fail"));
   EXPECT_EQ(o.state, TrialState::kFail);
   EXPECT_EQ(o.exit_code, 3);
@@ -107,7 +126,7 @@ TEST_F(SpawnLauncherTest, NonZeroExitFails) {
   EXPECT_NE(o.output_tail.find("toy: failing on purpose"), std::string::npos);  // stderr is captured too
 }
 
-TEST_F(SpawnLauncherTest, SignalIsACrash) {
+TEST_P(LauncherTest, SignalIsACrash) {
   const TrialOutcome o = RunToEnd(Spec("crash"));
   EXPECT_EQ(o.state, TrialState::kCrash);
   EXPECT_EQ(o.signal, SIGSEGV);
@@ -115,20 +134,20 @@ TEST_F(SpawnLauncherTest, SignalIsACrash) {
   EXPECT_NE(o.reason.find("killed by signal 11"), std::string::npos) << o.reason;
 }
 
-TEST_F(SpawnLauncherTest, NoFinalValueFails) {
+TEST_P(LauncherTest, NoFinalValueFails) {
   const TrialOutcome o = RunToEnd(Spec("noreport"));
   EXPECT_EQ(o.state, TrialState::kFail);
   EXPECT_EQ(o.reason, "exited 0 without reporting a final value");
 }
 
-TEST_F(SpawnLauncherTest, OutOfMemoryReportIsClassified) {
+TEST_P(LauncherTest, OutOfMemoryReportIsClassified) {
   const TrialOutcome o = RunToEnd(Spec("oom"));
   EXPECT_EQ(o.state, TrialState::kOomGpu);
   EXPECT_EQ(o.exit_code, 75);
   EXPECT_NE(o.reason.find("CUDA out of memory"), std::string::npos);
 }
 
-TEST_F(SpawnLauncherTest, MalformedReportStopsTheTrialAtOnce) {
+TEST_P(LauncherTest, MalformedReportStopsTheTrialAtOnce) {
   const auto started = std::chrono::steady_clock::now();
   const TrialOutcome o = RunToEnd(Spec("malformed"));
   EXPECT_EQ(o.state, TrialState::kFail);
@@ -138,10 +157,10 @@ TEST_F(SpawnLauncherTest, MalformedReportStopsTheTrialAtOnce) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(25));
 }
 
-TEST_F(SpawnLauncherTest, TimeoutKillsTheWholeProcessGroup) {
+TEST_P(LauncherTest, TimeoutKillsTheWholeProcessGroup) {
   LaunchSpec spec = Spec("grandchild");
   spec.timeout = Millis(300);
-  Result<std::unique_ptr<TrialProcess>> trial = launcher_.Start(spec);
+  Result<std::unique_ptr<TrialProcess>> trial = launcher_->Start(spec);
   ASSERT_TRUE(trial.ok());
   std::vector<StepReport> steps;
   while (!(*trial)->Finished()) (*trial)->Poll(Millis(1000), &steps);
@@ -155,7 +174,7 @@ TEST_F(SpawnLauncherTest, TimeoutKillsTheWholeProcessGroup) {
   EXPECT_EQ(Survivors(pids), std::vector<pid_t>{}) << "a grandchild survived the timeout";
 }
 
-TEST_F(SpawnLauncherTest, TrialIgnoringSigtermIsKilledAfterTheGrace) {
+TEST_P(LauncherTest, TrialIgnoringSigtermIsKilledAfterTheGrace) {
   LaunchSpec spec = Spec("ignoreterm");
   spec.timeout = Millis(200);
   spec.kill_grace = Millis(300);
@@ -164,8 +183,8 @@ TEST_F(SpawnLauncherTest, TrialIgnoringSigtermIsKilledAfterTheGrace) {
   EXPECT_EQ(o.signal, SIGKILL);
 }
 
-TEST_F(SpawnLauncherTest, StopInterruptsARunningTrial) {
-  Result<std::unique_ptr<TrialProcess>> trial = launcher_.Start(Spec("hang"));
+TEST_P(LauncherTest, StopInterruptsARunningTrial) {
+  Result<std::unique_ptr<TrialProcess>> trial = launcher_->Start(Spec("hang"));
   ASSERT_TRUE(trial.ok());
   std::vector<StepReport> steps;
   while (steps.size() < 3) (*trial)->Poll(Millis(1000), &steps);  // it is running for sure
@@ -175,7 +194,7 @@ TEST_F(SpawnLauncherTest, StopInterruptsARunningTrial) {
   EXPECT_EQ((*trial)->Outcome().reason, "interrupted: test");
 }
 
-TEST_F(SpawnLauncherTest, OutputFloodIsCappedAndDoesNotBlock) {
+TEST_P(LauncherTest, OutputFloodIsCappedAndDoesNotBlock) {
   LaunchSpec spec = Spec("flood");
   spec.log_limit_bytes = 1 << 20;
   const TrialOutcome o = RunToEnd(spec);
@@ -187,7 +206,7 @@ TEST_F(SpawnLauncherTest, OutputFloodIsCappedAndDoesNotBlock) {
   EXPECT_NE(ReadFile(dir_.File("trial/log.txt")).find("flood done"), std::string::npos);
 }
 
-TEST_F(SpawnLauncherTest, MissingProgramFailsWithTheReason) {
+TEST_P(SpawnLauncherTest, MissingProgramFailsWithTheReason) {
   LaunchSpec spec = Spec("ok");
   spec.argv = {dir_.File("does-not-exist")};
   const TrialOutcome o = RunToEnd(spec);
@@ -195,7 +214,7 @@ TEST_F(SpawnLauncherTest, MissingProgramFailsWithTheReason) {
   EXPECT_NE(o.reason.find("No such file or directory"), std::string::npos) << o.reason;
 }
 
-TEST_F(SpawnLauncherTest, ParametersReachTheTrial) {
+TEST_P(LauncherTest, ParametersReachTheTrial) {
   const TrialOutcome o = RunToEnd(Spec("ok", R"({"x": 0.5, "n": 6, "opt": "b"})"));
   ASSERT_TRUE(o.value);
   EXPECT_DOUBLE_EQ(*o.value, 1.0 - 0.04 - 0.04 + 0.05);
@@ -203,13 +222,13 @@ TEST_F(SpawnLauncherTest, ParametersReachTheTrial) {
 
 // Forks a worker (guard, optionally cgroups, one trial of `spec`), waits until the trial recorded
 // `expect` pids, SIGKILLs the worker and returns those pids.
-std::vector<pid_t> RunInAWorkerAndKillIt(const LaunchSpec& spec, bool cgroups, size_t expect) {
+std::vector<pid_t> RunInAWorkerAndKillIt(const std::string& kind, const LaunchSpec& spec, bool cgroups, size_t expect) {
   const pid_t worker = ::fork();
   if (worker == 0) {
     if (cgroups) SpawnLauncher::UseCgroups();
     if (!SpawnLauncher::StartGuard().ok()) ::_exit(1);
-    SpawnLauncher launcher;
-    Result<std::unique_ptr<TrialProcess>> trial = launcher.Start(spec);
+    const std::unique_ptr<Launcher> launcher = MakeLauncher(kind);
+    Result<std::unique_ptr<TrialProcess>> trial = launcher->Start(spec);
     if (!trial.ok()) ::_exit(2);
     std::vector<StepReport> steps;
     while (true) (*trial)->Poll(Millis(1000), &steps);
@@ -225,7 +244,7 @@ std::vector<pid_t> RunInAWorkerAndKillIt(const LaunchSpec& spec, bool cgroups, s
   return pids;
 }
 
-TEST_F(SpawnLauncherTest, ChildrenThatLeftTheGroupAreKilledWhenTheTrialEnds) {
+TEST_P(LauncherTest, ChildrenThatLeftTheGroupAreKilledWhenTheTrialEnds) {
   ASSERT_TRUE(SpawnLauncher::AdoptOrphans().ok());
   const LaunchSpec spec = Spec("escape");
   const TrialOutcome o = RunToEnd(spec);
@@ -235,9 +254,9 @@ TEST_F(SpawnLauncherTest, ChildrenThatLeftTheGroupAreKilledWhenTheTrialEnds) {
   EXPECT_EQ(Survivors(pids), std::vector<pid_t>{});
 }
 
-TEST_F(SpawnLauncherTest, ATrialDiesWithItsWorkerEvenBySigkill) {
+TEST_P(LauncherTest, ATrialDiesWithItsWorkerEvenBySigkill) {
   const LaunchSpec spec = Spec("grandchild");
-  const std::vector<pid_t> pids = RunInAWorkerAndKillIt(spec, /*cgroups=*/false, 2);
+  const std::vector<pid_t> pids = RunInAWorkerAndKillIt(GetParam(), spec, /*cgroups=*/false, 2);
   ASSERT_EQ(pids.size(), 2u) << "the trial and the grandchild in its group should be running";
   // The trial goes by PR_SET_PDEATHSIG; its grandchild by the guard, which kills the group.
   EXPECT_EQ(Survivors(pids), std::vector<pid_t>{});
@@ -245,17 +264,17 @@ TEST_F(SpawnLauncherTest, ATrialDiesWithItsWorkerEvenBySigkill) {
 
 // Where this process may create cgroups v2 (as on the machine CI runs on), the guard also kills
 // what left the trial's group and session: the gap that process groups alone leave.
-TEST_F(SpawnLauncherTest, WithCgroupsATrialsWholeTreeDiesWithItsWorker) {
+TEST_P(LauncherTest, WithCgroupsATrialsWholeTreeDiesWithItsWorker) {
   const std::string isolation = SpawnLauncher::UseCgroups();
   SpawnLauncher::ReleaseCgroups();
   if (isolation.rfind("a cgroup v2 per trial", 0) != 0) GTEST_SKIP() << "no usable cgroup v2 here: " << isolation;
   const LaunchSpec spec = Spec("escape", R"({"x": 0.3, "n": 4, "sleep": 60})");  // escapes, then runs on
-  const std::vector<pid_t> pids = RunInAWorkerAndKillIt(spec, /*cgroups=*/true, 3);
+  const std::vector<pid_t> pids = RunInAWorkerAndKillIt(GetParam(), spec, /*cgroups=*/true, 3);
   ASSERT_EQ(pids.size(), 3u) << "the trial, its setsid child and that child's child";
   EXPECT_EQ(Survivors(pids), std::vector<pid_t>{});
 }
 
-TEST_F(SpawnLauncherTest, WithCgroupsATrialEndsWithNothingLeftAndItsCgroupRemoved) {
+TEST_P(LauncherTest, WithCgroupsATrialEndsWithNothingLeftAndItsCgroupRemoved) {
   const std::string isolation = SpawnLauncher::UseCgroups();
   if (isolation.rfind("a cgroup v2 per trial", 0) != 0) {
     SpawnLauncher::ReleaseCgroups();
@@ -282,19 +301,19 @@ TEST_F(SpawnLauncherTest, WithCgroupsATrialEndsWithNothingLeftAndItsCgroupRemove
   }
 }
 
-TEST_F(SpawnLauncherTest, AnAbortIsACrash) {
+TEST_P(LauncherTest, AnAbortIsACrash) {
   const TrialOutcome o = RunToEnd(Spec("abort"));
   EXPECT_EQ(o.state, TrialState::kCrash) << o.reason;
   EXPECT_EQ(o.signal, SIGABRT);
 }
 
-TEST_F(SpawnLauncherTest, ASigkillWeDidNotSendReadsAsTheOomKiller) {
+TEST_P(LauncherTest, ASigkillWeDidNotSendReadsAsTheOomKiller) {
   const TrialOutcome o = RunToEnd(Spec("sigkill"));
   EXPECT_EQ(o.state, TrialState::kOomHost) << o.reason;
   EXPECT_NE(o.reason.find("OOM killer"), std::string::npos) << o.reason;
 }
 
-TEST_F(SpawnLauncherTest, AMemoryHogStopsAtTheLimitAsOomHost) {
+TEST_P(LauncherTest, AMemoryHogStopsAtTheLimitAsOomHost) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no RLIMIT_DATA fits it";
 #endif
@@ -307,7 +326,7 @@ TEST_F(SpawnLauncherTest, AMemoryHogStopsAtTheLimitAsOomHost) {
   EXPECT_LT(o.peak_rss_kb, 300 << 10) << "the limit did not hold";
 }
 
-TEST_F(SpawnLauncherTest, ArgumentsReachTheTrialByteForByteWithNoShell) {
+TEST_P(LauncherTest, ArgumentsReachTheTrialByteForByteWithNoShell) {
   const std::vector<std::string> words = {
       "a b", "\"quoted\" 'single'", "$(touch pwned)", "; rm -rf /", "line1\nline2", "tab\there", "ünïcödé ✓", "*", "",
       "`id`"};
@@ -321,7 +340,7 @@ TEST_F(SpawnLauncherTest, ArgumentsReachTheTrialByteForByteWithNoShell) {
   EXPECT_FALSE(std::filesystem::exists("pwned"));
 }
 
-TEST_F(SpawnLauncherTest, TheTrialFolderIsNotWorldWritableWhateverTheUmask) {
+TEST_P(LauncherTest, TheTrialFolderIsNotWorldWritableWhateverTheUmask) {
   const mode_t old = ::umask(0);
   const LaunchSpec spec = Spec("ok");
   const TrialOutcome o = RunToEnd(spec);

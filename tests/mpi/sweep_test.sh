@@ -183,6 +183,23 @@ PY
     "${mpi[@]}" -np 3 "$bin/cleansweep" run timeout.yaml > out.txt || fail "run exited $?"
     /usr/bin/python3 "$src/tests/mpi/check_study.py" timeout.h5 3 2
     ;;
+  forkserver)  # trial.launcher forkserver: the toy trial's plugin build, every outcome classified as when spawned
+    cp "$bin/../lib/toy_plugin.so" "$work/toy_plugin.so"  # a path of our own, to find our servers by
+    toy_config fork 40 "{kind: random, seed: 5}" "ok, fail, crash, noreport, oom"
+    sed -i "s|trial: {command: \[\"$bin/toy_trial\"\]|trial: {launcher: forkserver, command: [\"$work/toy_plugin.so\"]|" fork.yaml
+    grep -q "launcher: forkserver" fork.yaml || fail "the config was not rewritten"
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run fork.yaml > out.txt || fail "run exited $?"
+    grep -q "trials forked by a fork server from $work/toy_plugin.so" out.txt || fail "no launcher line: $(head -5 out.txt)"
+    /usr/bin/python3 "$src/tests/mpi/check_study.py" fork.h5 40 2
+    ! pgrep -f "cleansweep-forkserver --socket 3 $work/toy_plugin.so" > /dev/null || fail "a fork server outlived its worker"
+    # A file that is no plugin: every worker refuses it at setup, with the reason; nothing runs.
+    echo "not a shared library" > "$work/bogus.so"
+    sed -i "s|$work/toy_plugin.so|$work/bogus.so|; s|storage: $work/fork.h5|storage: $work/bogus.h5|" fork.yaml
+    expect_exit 2 timeout 60 "${mpi[@]}" -np 3 "$bin/cleansweep" run fork.yaml
+    grep -q "could not load $work/bogus.so: cannot load the plugin: .*bogus.so" err.txt || fail "message: $(cat err.txt)"
+    ! pgrep -f "cleansweep-forkserver --socket 3 $work/bogus.so" > /dev/null || fail "a fork server was left running"
+    [ ! -e bogus.h5 ] || fail "a study file was left behind"
+    ;;
   one_rank)  # a single rank explains how to start it
     toy_config one 2 "{kind: random}" "ok"
     expect_exit 2 "${mpi[@]}" -np 1 "$bin/cleansweep" run one.yaml

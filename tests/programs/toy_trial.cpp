@@ -68,10 +68,25 @@ int Curve(cleansweep::Trial& trial, bool obey) {
   return 0;
 }
 
-int main(int argc, char** argv) {
+// Mode "fresh" shows what a trial inherits from the fork server: the state after loading and
+// cleansweep_trial_prepare(), never what an earlier trial did. Every run counts itself in g_runs
+// and leaves 64 MiB behind; in a fresh process each trial still sees g_runs == 0 first.
+int g_runs = 0;
+int g_prepared = 0;
+std::vector<char>* g_ballast = nullptr;
+
+int ToyMain(int argc, char** argv) {
   cleansweep::Trial trial = cleansweep::Trial::FromEnvironment();
   const char* env_mode = std::getenv("TOY_MODE");
   const std::string mode = trial.GetString("mode", env_mode ? env_mode : "ok");
+  if (mode == "fresh") {
+    const int seen = g_runs++;
+    g_ballast = new std::vector<char>(64 << 20, 1);  // touched: resident, and never freed
+    trial.SetAttr("prepared", static_cast<double>(g_prepared));
+    trial.SetAttr("pid", static_cast<double>(::getpid()));
+    trial.Finish(static_cast<double>(seen));
+    return 0;
+  }
   if (mode == "curve" || mode == "ignoreprune") {
     std::printf("toy trial %lld mode %s\n", static_cast<long long>(trial.number()), mode.c_str());
     std::fflush(stdout);
@@ -166,3 +181,16 @@ int main(int argc, char** argv) {
   trial.Finish(value);
   return 0;
 }
+
+#ifdef TOY_TRIAL_PLUGIN
+namespace {
+int Prepare() {
+  g_prepared = 42;  // what every forked trial inherits
+  return std::getenv("TOY_PREPARE_FAILS") ? 7 : 0;
+}
+}  // namespace
+CLEANSWEEP_TRIAL_PLUGIN(ToyMain)
+CLEANSWEEP_TRIAL_PREPARE(Prepare)
+#else
+int main(int argc, char** argv) { return ToyMain(argc, argv); }
+#endif

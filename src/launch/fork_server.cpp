@@ -1,0 +1,188 @@
+#include "launch/fork_server.hpp"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "launch/fork_server_protocol.hpp"
+
+extern char** environ;
+
+namespace cleansweep {
+namespace {
+
+// The entry points a plugin exports (CLEANSWEEP_TRIAL_PLUGIN in <cleansweep/trial.hpp>).
+using TrialMain = int (*)(int, char**);
+using Prepare = int (*)();
+constexpr int kPluginVersion = 1;
+// Where the trial's pipes land, as for a spawned trial (SpawnLauncher::kReportFd, kControlFd).
+constexpr int kReportFd = 3;
+constexpr int kControlFd = 4;
+
+[[noreturn]] void ChildFailed(int error_fd) {
+  const int e = errno;
+  WriteAll(error_fd, reinterpret_cast<const char*>(&e), sizeof e);
+  ::_exit(127);
+}
+
+// The cloned child: becomes the trial, as ExecTrial in spawn_launcher.cpp does, then runs the
+// plugin instead of exec'ing a program. This process is single-threaded, so unlike there the
+// child may allocate.
+[[noreturn]] void RunTrial(const ForkRequest& request, std::vector<UniqueFd>& fds, TrialMain trial_main) {
+  const int out_fd = fds[0].get(), report_fd = fds[1].get(), control_fd = fds[2].get(), error_fd = fds[3].get();
+  const int cgroup_fd = request.has_cgroup ? fds[4].get() : -1;
+  ::setpgid(0, 0);
+  // Dies with the worker, its parent (CLONE_PARENT); the check closes the race with a worker that
+  // died before the prctl.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != request.parent) ::_exit(127);
+  if (cgroup_fd >= 0) (void)!::write(cgroup_fd, "0", 1);
+  if (request.memory_limit > 0) {
+    const rlimit limit{static_cast<rlim_t>(request.memory_limit), static_cast<rlim_t>(request.memory_limit)};
+    if (::setrlimit(RLIMIT_DATA, &limit) != 0) ChildFailed(error_fd);
+  }
+  const int null = ::open("/dev/null", O_RDONLY);
+  if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(out_fd, 2) < 0 ||
+      ::dup2(report_fd, kReportFd) < 0 || ::dup2(control_fd, kControlFd) < 0) {
+    ChildFailed(error_fd);
+  }
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  const int max_fd = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536));
+  for (int fd = kControlFd + 1; fd < max_fd; ++fd) {  // the server's socket too
+    if (fd != error_fd) ::close(fd);
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // The trial's environment replaces the server's; the strings live as long as this process.
+  static std::vector<std::string> env_strings;
+  static std::vector<char*> envp;
+  env_strings = request.env;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  environ = envp.data();
+  std::vector<std::string> argv_strings = request.argv;
+  std::vector<char*> argv;
+  for (std::string& a : argv_strings) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string& plugin = request.argv[0];
+  const std::string name = plugin.substr(plugin.find_last_of('/') + 1);
+  ::prctl(PR_SET_NAME, name.substr(0, 15).c_str());  // what ps and top show: the plugin
+  ::close(error_fd);                                 // set up: the worker stops waiting
+  const int code = trial_main(static_cast<int>(argv.size() - 1), argv.data());
+  std::fflush(nullptr);
+  ::_exit(code & 0xff);
+}
+
+// True when this process holds a device file of the NVIDIA driver: CUDA was initialised.
+bool HoldsNvidiaDevice(std::string* which) {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (!dir) return false;
+  bool found = false;
+  while (const dirent* entry = ::readdir(dir)) {
+    char link[300], target[256];
+    std::snprintf(link, sizeof link, "/proc/self/fd/%s", entry->d_name);
+    const ssize_t n = ::readlink(link, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    if (std::strncmp(target, "/dev/nvidia", 11) == 0) {
+      *which = target;
+      found = true;
+      break;
+    }
+  }
+  ::closedir(dir);
+  return found;
+}
+
+int ThreadCount() {
+  DIR* dir = ::opendir("/proc/self/task");
+  if (!dir) return 1;
+  int n = 0;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] != '.') ++n;
+  }
+  ::closedir(dir);
+  return n;
+}
+
+int Refuse(int socket, const std::string& why) {
+  std::fprintf(stderr, "cleansweep-forkserver: %s\n", why.c_str());
+  (void)SendMessage(socket, "error: " + why);
+  return kForkServerBadPlugin;
+}
+
+}  // namespace
+
+int RunForkServer(int socket, const std::string& plugin) {
+  // Descriptors 0-4 are the trial's; fill the free ones so that no received pipe lands there.
+  for (int fd = 0; fd <= kControlFd; ++fd) {
+    if (::fcntl(fd, F_GETFD) < 0) ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
+  // RTLD_NOW: a missing symbol is an error here, once, not a crash in every trial.
+  void* handle = ::dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) return Refuse(socket, std::string("cannot load the plugin: ") + ::dlerror());
+  const auto* version = static_cast<const int*>(::dlsym(handle, "cleansweep_trial_plugin_version"));
+  const auto trial_main = reinterpret_cast<TrialMain>(::dlsym(handle, "cleansweep_trial_main"));
+  if (!trial_main || !version) {
+    return Refuse(socket, plugin +
+                              " is not a cleansweep trial plugin: it exports no cleansweep_trial_main; build it "
+                              "with CLEANSWEEP_TRIAL_PLUGIN(your_main) from <cleansweep/trial.hpp>");
+  }
+  if (*version != kPluginVersion) {
+    return Refuse(socket, plugin + " was built for plugin version " + std::to_string(*version) +
+                              ", this cleansweep runs version " + std::to_string(kPluginVersion) + "; rebuild it");
+  }
+  if (const auto prepare = reinterpret_cast<Prepare>(::dlsym(handle, "cleansweep_trial_prepare"))) {
+    const int code = prepare();
+    if (code != 0) return Refuse(socket, plugin + ": cleansweep_trial_prepare() returned " + std::to_string(code));
+  }
+  std::string device;
+  if (HoldsNvidiaDevice(&device)) {
+    return Refuse(socket, plugin + " initialised CUDA while loading (the server holds " + device +
+                              " open); forked trials would share that context. Move the CUDA calls from load "
+                              "time and cleansweep_trial_prepare() into the trial's main");
+  }
+  if (const int threads = ThreadCount(); threads > 1) {
+    return Refuse(socket, plugin + " started " + std::to_string(threads - 1) +
+                              " thread(s) while loading; a forked trial would get none of them and could "
+                              "deadlock on their locks. Start threads in the trial's main, not at load time");
+  }
+  if (!SendMessage(socket, "ready").ok()) return 1;
+  for (;;) {
+    ForkRequest request;
+    std::vector<UniqueFd> fds;
+    bool eof = false;
+    const Status got = ReceiveForkRequest(socket, &request, &fds, &eof);
+    if (eof) return 0;
+    if (!got.ok()) {
+      std::fprintf(stderr, "cleansweep-forkserver: %s\n", got.message().c_str());
+      (void)SendMessage(socket, std::to_string(-EINVAL));
+      continue;
+    }
+    std::fflush(nullptr);  // nothing buffered may be written twice
+    // CLONE_PARENT: the worker is the child's parent, so it reaps it, reads its rusage and is
+    // signalled by its exit as for a spawned trial, and the child outlives this server.
+    const long pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+    if (pid == 0) RunTrial(request, fds, trial_main);
+    const int reply = pid > 0 ? static_cast<int>(pid) : -errno;
+    if (!SendMessage(socket, std::to_string(reply)).ok()) return 0;  // the worker is gone
+  }
+}
+
+}  // namespace cleansweep

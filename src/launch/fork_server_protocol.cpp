@@ -1,0 +1,151 @@
+#include "launch/fork_server_protocol.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace cleansweep {
+namespace {
+
+constexpr size_t kMaxRequest = 1 << 20;  // argv and environment together
+constexpr size_t kMaxFds = 5;
+
+void PutInt(std::string* out, std::int64_t v) { out->append(reinterpret_cast<const char*>(&v), sizeof v); }
+
+bool GetInt(const std::string& in, size_t* at, std::int64_t* v) {
+  if (*at + sizeof *v > in.size()) return false;
+  std::memcpy(v, in.data() + *at, sizeof *v);
+  *at += sizeof *v;
+  return true;
+}
+
+void PutStrings(std::string* out, const std::vector<std::string>& strings) {
+  PutInt(out, static_cast<std::int64_t>(strings.size()));
+  for (const std::string& s : strings) out->append(s.c_str(), s.size() + 1);
+}
+
+bool GetStrings(const std::string& in, size_t* at, std::vector<std::string>* strings) {
+  std::int64_t n = 0;
+  if (!GetInt(in, at, &n) || n < 0 || static_cast<size_t>(n) > in.size()) return false;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const size_t end = in.find('\0', *at);
+    if (end == std::string::npos) return false;
+    strings->push_back(in.substr(*at, end - *at));
+    *at = end + 1;
+  }
+  return true;
+}
+
+std::string Errno(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
+
+}  // namespace
+
+Status SendForkRequest(int socket, const ForkRequest& request, const std::vector<int>& fds) {
+  if (fds.size() > kMaxFds) return Status::RuntimeError("fork request: too many descriptors");
+  std::string body;
+  PutInt(&body, kForkServerVersion);
+  PutInt(&body, request.memory_limit);
+  PutInt(&body, request.parent);
+  PutInt(&body, request.has_cgroup ? 1 : 0);
+  PutStrings(&body, request.argv);
+  PutStrings(&body, request.env);
+  if (body.size() > kMaxRequest)
+    return Status::InvalidInput("fork request: the trial's argv and environment exceed 1 MiB");
+  iovec iov{body.data(), body.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+  cmsghdr* header = CMSG_FIRSTHDR(&msg);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+  std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
+  ssize_t n;
+  do {
+    n = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return Status::RuntimeError(Errno("sendmsg to the fork server"));
+  return Status::Ok();
+}
+
+Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd>* fds, bool* eof) {
+  std::string body(kMaxRequest, '\0');
+  iovec iov{body.data(), body.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n;
+  do {
+    n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  *eof = n == 0;
+  if (n == 0) return Status::Ok();
+  if (n < 0) return Status::RuntimeError(Errno("recvmsg"));
+  fds->clear();
+  for (cmsghdr* h = CMSG_FIRSTHDR(&msg); h; h = CMSG_NXTHDR(&msg, h)) {
+    if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof fd);
+      fds->emplace_back(fd);
+    }
+  }
+  if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) return Status::RuntimeError("fork request truncated");
+  body.resize(static_cast<size_t>(n));
+  size_t at = 0;
+  std::int64_t version = 0, limit = 0, parent = 0, cgroup = 0;
+  *request = ForkRequest();
+  if (!GetInt(body, &at, &version) || version != kForkServerVersion || !GetInt(body, &at, &limit) ||
+      !GetInt(body, &at, &parent) || !GetInt(body, &at, &cgroup) || !GetStrings(body, &at, &request->argv) ||
+      !GetStrings(body, &at, &request->env) || request->argv.empty()) {
+    return Status::RuntimeError("malformed fork request (a worker of another cleansweep version?)");
+  }
+  request->memory_limit = limit;
+  request->parent = static_cast<pid_t>(parent);
+  request->has_cgroup = cgroup != 0;
+  if (fds->size() != (request->has_cgroup ? 5u : 4u)) return Status::RuntimeError("fork request without its pipes");
+  return Status::Ok();
+}
+
+Status SendMessage(int socket, const std::string& text) {
+  ssize_t n;
+  do {
+    n = ::send(socket, text.data(), text.size(), MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return Status::RuntimeError(Errno("send"));
+  return Status::Ok();
+}
+
+Status ReceiveMessage(int socket, int timeout_ms, std::string* text) {
+  pollfd p{socket, POLLIN, 0};
+  int ready;
+  do {
+    ready = ::poll(&p, 1, timeout_ms);
+  } while (ready < 0 && errno == EINTR);
+  if (ready < 0) return Status::RuntimeError(Errno("poll"));
+  if (ready == 0) return Status::RuntimeError("no answer within " + std::to_string(timeout_ms / 1000) + " s");
+  char buf[4096];
+  ssize_t n;
+  do {
+    n = ::recv(socket, buf, sizeof buf, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    if (errno == ECONNRESET)
+      n = 0;  // the other side died: like EOF
+    else
+      return Status::RuntimeError(Errno("recv"));
+  }
+  text->assign(buf, static_cast<size_t>(n));
+  return Status::Ok();
+}
+
+}  // namespace cleansweep

@@ -1,0 +1,43 @@
+// The fork server's wire protocol, on a SOCK_SEQPACKET socket pair between a worker and the
+// server it started (fork_server_launcher.hpp; the server is fork_server.hpp):
+//   server -> worker, once:  "ready" when the plugin loaded, or "error: <what>" and exit.
+//   worker -> server:        a ForkRequest, with the trial's pipe ends as SCM_RIGHTS.
+//   server -> worker:        the child's pid, or -errno when clone failed.
+// The child is cloned with CLONE_PARENT: it is the worker's child, not the server's.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/status.hpp"
+#include "util/unique_fd.hpp"
+
+namespace cleansweep {
+
+inline constexpr int kForkServerVersion = 1;
+
+struct ForkRequest {
+  std::vector<std::string> argv;  // argv[0] is the plugin's path
+  std::vector<std::string> env;   // the trial's whole environment, "NAME=value"
+  std::int64_t memory_limit = 0;  // RLIMIT_DATA, or 0
+  pid_t parent = 0;               // the worker: the child checks it is its parent
+  // Passed alongside: out, report, control, error and, when has_cgroup, cgroup.procs.
+  bool has_cgroup = false;
+};
+
+// Sends `request` with `fds` (4 or 5 of them, in the order above). MSG_NOSIGNAL: a dead server is
+// an error (EPIPE), not a signal.
+Status SendForkRequest(int socket, const ForkRequest& request, const std::vector<int>& fds);
+
+// Receives one request. Ok with *eof set when the worker closed its end.
+Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd>* fds, bool* eof);
+
+// One short message (the hello, a reply) and its reading, with a timeout in milliseconds (-1: none).
+Status SendMessage(int socket, const std::string& text);
+// Ok with an empty text at EOF; RuntimeError on a timeout.
+Status ReceiveMessage(int socket, int timeout_ms, std::string* text);
+
+}  // namespace cleansweep

@@ -1,0 +1,165 @@
+// What only the fork server does: every trial a fresh fork of the loaded plugin, the server's
+// death survived, a bad plugin refused with the reason. (Everything a trial shares with a spawned
+// one runs in spawn_launcher_test.cpp for both launchers.)
+#include "launch/fork_server_launcher.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.hpp"
+
+namespace cleansweep {
+namespace {
+
+using testing::TempDir;
+
+// Resident memory of `pid` in KiB (VmRSS), or -1.
+std::int64_t ResidentKb(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atoll(line.c_str() + 6);
+  }
+  return -1;
+}
+
+class ForkServerLauncherTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ::signal(SIGPIPE, SIG_IGN); }
+
+  LaunchSpec Spec(const std::string& mode, int number, const std::string& params = "{}") {
+    LaunchSpec spec;
+    spec.argv = {TOY_PLUGIN};
+    spec.trial_dir = dir_.File("trial-" + std::to_string(number));
+    spec.env = {{"CLEANSWEEP_PARAMS", params},
+                {"CLEANSWEEP_TRIAL", std::to_string(number)},
+                {"CLEANSWEEP_TRIAL_DIR", spec.trial_dir},
+                {"CLEANSWEEP_REPORT_FD", "3"},
+                {"CLEANSWEEP_CONTROL_FD", "4"},
+                {"TOY_MODE", mode}};
+    spec.kill_grace = Millis(500);
+    return spec;
+  }
+
+  TrialOutcome Run(std::unique_ptr<TrialProcess> trial) {
+    std::vector<StepReport> steps;
+    while (!trial->Finished()) trial->Poll(Millis(1000), &steps);
+    return trial->Outcome();
+  }
+
+  TrialOutcome RunToEnd(const LaunchSpec& spec) {
+    Result<std::unique_ptr<TrialProcess>> trial = launcher_.Start(spec);
+    EXPECT_TRUE(trial.ok()) << trial.status().message();
+    return trial.ok() ? Run(std::move(*trial)) : TrialOutcome();
+  }
+
+  TempDir dir_;
+  ForkServerLauncher launcher_{FORK_SERVER, TOY_PLUGIN};
+};
+
+// Each trial counts itself in a global and leaves 64 MiB it never frees. Forked from the server,
+// every one must see the count at zero and the state cleansweep_trial_prepare() left (42), in a
+// process of its own, while the server itself stays the size it was.
+TEST_F(ForkServerLauncherTest, EveryTrialStartsFromTheLoadedPluginNotFromTheLastTrial) {
+  ASSERT_TRUE(launcher_.StartServer().ok());
+  const pid_t server = launcher_.server_pid();
+  std::set<double> pids;
+  std::int64_t rss_after_first = 0;
+  for (int i = 0; i < 50; ++i) {
+    const TrialOutcome o = RunToEnd(Spec("fresh", i));
+    ASSERT_EQ(o.state, TrialState::kComplete) << "trial " << i << ": " << o.reason << "\n" << o.output_tail;
+    ASSERT_TRUE(o.value);
+    EXPECT_EQ(*o.value, 0.0) << "trial " << i << " saw the counter of an earlier trial";
+    EXPECT_NE(o.attrs_json.find("\"prepared\":42"), std::string::npos) << o.attrs_json;
+    EXPECT_GT(o.peak_rss_kb, 64 << 10) << "the 64 MiB were not resident in the trial";
+    const size_t at = o.attrs_json.find("\"pid\":");
+    ASSERT_NE(at, std::string::npos);
+    pids.insert(std::atof(o.attrs_json.c_str() + at + 6));
+    if (i == 0) rss_after_first = ResidentKb(server);
+  }
+  EXPECT_EQ(pids.size(), 50u) << "every trial is a process of its own";
+  EXPECT_EQ(pids.count(static_cast<double>(server)), 0u);
+  EXPECT_EQ(launcher_.server_pid(), server) << "one server served all 50";
+  EXPECT_EQ(launcher_.restarts(), 0);
+  const std::int64_t rss_after_last = ResidentKb(server);
+  ASSERT_GT(rss_after_first, 0);
+  // 50 trials leaked 3.2 GiB between them; none of it may be the server's.
+  EXPECT_LT(rss_after_last - rss_after_first, 4 << 10)
+      << "the server grew from " << rss_after_first << " KiB to " << rss_after_last << " KiB";
+}
+
+// The trial is the worker's child (CLONE_PARENT), not the server's: it runs on and is classified
+// when the server is killed under it, and the next trial gets a new server.
+TEST_F(ForkServerLauncherTest, ATrialOutlivesAServerKilledUnderItAndTheNextTrialGetsANewServer) {
+  Result<std::unique_ptr<TrialProcess>> running =
+      launcher_.Start(Spec("curve", 1, R"({"q": 0.8, "steps": 5, "step_sleep": 0.1})"));
+  ASSERT_TRUE(running.ok()) << running.status().message();
+  const pid_t first = launcher_.server_pid();
+  ASSERT_EQ(::kill(first, SIGKILL), 0);
+  const TrialOutcome o = Run(std::move(*running));
+  EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
+  ASSERT_TRUE(o.value);
+  EXPECT_DOUBLE_EQ(*o.value, 0.8);
+  const TrialOutcome next = RunToEnd(Spec("ok", 2, R"({"x": 0.3, "n": 4})"));
+  EXPECT_EQ(next.state, TrialState::kComplete) << next.reason;
+  EXPECT_NE(launcher_.server_pid(), first);
+  EXPECT_EQ(launcher_.restarts(), 1);
+  EXPECT_NE(::kill(first, 0), 0) << "the dead server was not reaped";
+}
+
+TEST_F(ForkServerLauncherTest, AServerThatDiedBetweenTrialsIsReplacedAndNoTrialIsLost) {
+  ASSERT_TRUE(launcher_.StartServer().ok());
+  const pid_t first = launcher_.server_pid();
+  ASSERT_EQ(::kill(first, SIGKILL), 0);
+  for (int i = 0; i < 3; ++i) {
+    const TrialOutcome o = RunToEnd(Spec("ok", i, R"({"x": 0.3, "n": 4})"));
+    EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
+  }
+  EXPECT_EQ(launcher_.restarts(), 1);
+}
+
+TEST_F(ForkServerLauncherTest, AMissingPluginIsRefusedWithTheReason) {
+  ForkServerLauncher launcher(FORK_SERVER, dir_.File("no-such-plugin.so"));
+  const Status status = launcher.StartServer();
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("could not load " + dir_.File("no-such-plugin.so")), std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("No such file"), std::string::npos) << status.message();
+  EXPECT_EQ(launcher.server_pid(), -1) << "the failed server was left running";
+}
+
+TEST_F(ForkServerLauncherTest, ALibraryWithoutTheEntryPointIsNotAPlugin) {
+  ForkServerLauncher launcher(FORK_SERVER, FAKE_NVML);
+  const Status status = launcher.StartServer();
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("is not a cleansweep trial plugin"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("CLEANSWEEP_TRIAL_PLUGIN"), std::string::npos) << status.message();
+}
+
+TEST_F(ForkServerLauncherTest, APrepareHookThatFailsStopsTheServerWithItsCode) {
+  ::setenv("TOY_PREPARE_FAILS", "1", 1);  // the server inherits the worker's environment
+  ForkServerLauncher launcher(FORK_SERVER, TOY_PLUGIN);
+  const Status status = launcher.StartServer();
+  ::unsetenv("TOY_PREPARE_FAILS");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("cleansweep_trial_prepare() returned 7"), std::string::npos) << status.message();
+}
+
+// A trial that cannot start at all (the server is gone and cannot be started again) is an error
+// the worker records as the trial's failure, with the reason.
+TEST_F(ForkServerLauncherTest, AServerThatCannotBeStartedAgainFailsTheStartWithTheReason) {
+  ForkServerLauncher launcher(dir_.File("no-such-server"), TOY_PLUGIN);
+  Result<std::unique_ptr<TrialProcess>> trial = launcher.Start(Spec("ok", 1));
+  ASSERT_FALSE(trial.ok());
+  EXPECT_NE(trial.status().message().find("could not load"), std::string::npos) << trial.status().message();
+}
+
+}  // namespace
+}  // namespace cleansweep
