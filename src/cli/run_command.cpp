@@ -189,8 +189,8 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
     const auto at = [&ms](double q) {
       return ms[std::min(ms.size() - 1, static_cast<size_t>(q * static_cast<double>(ms.size())))];
     };
-    std::printf("commits: %zu trial rows made durable, median %.2f ms, p99 %.2f ms each\n", ms.size(), at(0.5),
-                at(0.99));
+    std::printf("commits: %lld trial rows made durable in %zu group commits, median %.2f ms, p99 %.2f ms each\n",
+                static_cast<long long>(summary->committed_rows), ms.size(), at(0.5), at(0.99));
   }
   if (summary->interrupted) {
     std::printf("stopped before the end (%lld of %lld trials); continue with: cleansweep resume %s\n",

@@ -6,6 +6,9 @@
 namespace cleansweep {
 namespace {
 
+// Messages handled in one turn of the loop, and so in one group commit, at most.
+constexpr int kMaxMessagesPerTurn = 256;
+
 bool Better(double a, double b, Direction direction) { return direction == Direction::kMaximize ? a > b : a < b; }
 
 }  // namespace
@@ -75,6 +78,9 @@ Status Coordinator::SetUpWorkers(const std::string& trials_root) {
     }
   }
   if (!errors.empty()) return Status::InvalidInput(errors);
+  for (size_t rank = 1; rank < workers_.size(); ++rank) {
+    if (workers_[rank].present) idle_.push_back(static_cast<int>(rank));
+  }
   for (const std::string& line : isolation) progress_->Message("trials on " + line);
   for (const auto& [host, line] : gpu_lines) progress_->Message(line);
   for (const std::string& note : gpu_notes) progress_->Message(note);
@@ -99,9 +105,29 @@ bool Coordinator::Retryable(const TrialRecord& record, int failures) const {
 }
 
 Status Coordinator::Dispatch() {
-  for (size_t rank = 1; rank < workers_.size() && MoreToLaunch(); ++rank) {
+  // Many free workers and a sampler that fits a model per ask (TPE): one fit for all of them.
+  std::deque<ParamSet> batch;
+  double batch_ms_each = 0;
+  if (sampler_->AsksInBatches() && reruns_.empty() && idle_.size() > 1 && MoreFresh()) {
+    const auto open = static_cast<std::int64_t>(history_.running.size());
+    const std::int64_t left = target_ - summary_.finished - open;
+    std::vector<std::int64_t> positions;
+    for (std::int64_t i = 0; i < left && positions.size() < idle_.size(); ++i) {
+      const std::int64_t position = ShardPosition(config_.study.shard, fresh_ + i);
+      if (position < static_cast<std::int64_t>(config_.enqueue.size())) break;  // those go one by one
+      positions.push_back(position);
+    }
+    if (positions.size() > 1) {
+      const double asked = clock_->Now();
+      std::vector<ParamSet> proposals = sampler_->AskBatch(positions, history_);
+      batch_ms_each = (clock_->Now() - asked) * 1e3 / static_cast<double>(proposals.size());
+      batch.assign(std::make_move_iterator(proposals.begin()), std::make_move_iterator(proposals.end()));
+    }
+  }
+  // Free workers wait in a queue, so a turn costs the same with 16 workers or 16,384.
+  while (!idle_.empty() && MoreToLaunch()) {
+    const auto rank = static_cast<size_t>(idle_.front());
     WorkerSlot& slot = workers_[rank];
-    if (!slot.present || slot.trial >= 0) continue;
     TrialRecord running;
     running.number = next_number_;
     const double asked = clock_->Now();
@@ -117,10 +143,17 @@ Status Coordinator::Dispatch() {
       // The trial's place in the (unsharded) sweep's list: enqueued configurations come first.
       const std::int64_t position = ShardPosition(config_.study.shard, fresh_);
       const bool enqueued = position < static_cast<std::int64_t>(config_.enqueue.size());
-      std::optional<ParamSet> params =
-          enqueued
-              ? CompleteEnqueued(*sampler_, config_, config_.enqueue[static_cast<size_t>(position)], position, history_)
-              : sampler_->Ask(position, history_);
+      std::optional<ParamSet> params;
+      bool from_batch = false;
+      if (enqueued) {
+        params = CompleteEnqueued(*sampler_, config_, config_.enqueue[static_cast<size_t>(position)], position, history_);
+      } else if (!batch.empty()) {
+        params = std::move(batch.front());
+        batch.pop_front();
+        from_batch = true;
+      } else {
+        params = sampler_->Ask(position, history_);
+      }
       if (!params) {
         sampler_exhausted_ = true;
         break;
@@ -128,18 +161,18 @@ Status Coordinator::Dispatch() {
       ++fresh_;
       running.params = std::move(*params);
       running.enqueued = enqueued;
-      running.sampler_ms = (clock_->Now() - asked) * 1e3;
+      running.sampler_ms = from_batch ? batch_ms_each : (clock_->Now() - asked) * 1e3;
     }
     running.start_time = clock_->Now();
     running.worker = static_cast<int>(rank);
     running.host = slot.host;
     running.gpu = slot.gpu;
-    CS_RETURN_IF_ERROR(Commit(running));  // RUNNING in the file before it starts
+    CS_RETURN_IF_ERROR(Commit(running));  // RUNNING in the file before it starts (Settle sends it)
     curves_[running.number];              // running, no values yet
-    CS_RETURN_IF_ERROR(
-        transport_->Send(static_cast<int>(rank), AssignMsg{running.number, running.params, running.attempt}));
+    pending_assigns_.push_back({static_cast<int>(rank), AssignMsg{running.number, running.params, running.attempt}});
     history_.running[running.number] = running.params;
     slot.trial = next_number_++;
+    idle_.pop_front();
     running_[running.number] = std::move(running);
   }
   return Status::Ok();
@@ -168,13 +201,14 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
                                 std::to_string(record.number) + " but was running " + std::to_string(slot.trial));
   }
   slot.trial = -1;
+  idle_.push_back(source);
   history_.running.erase(record.number);
   record.enqueued = it->second.enqueued;
   record.sampler_ms = it->second.sampler_ms;
   record.retry_of = it->second.retry_of;
   record.attempt = it->second.attempt;
   running_.erase(it);
-  CS_RETURN_IF_ERROR(Commit(record));  // durable before anything else happens
+  CS_RETURN_IF_ERROR(Commit(record));  // durable (at Settle) before anything depending on it leaves
   curves_[record.number].state = record.state;
   prune_sent_.erase(record.number);
   int failures = failures_[record.number];
@@ -194,12 +228,13 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
       summary_.best = record;
     }
   }
-  progress_->TrialFinished(record, State());
+  PendingProgress shown{record, State(), ""};
   if (retry) {
-    progress_->Message("trial " + std::to_string(record.number) + " ended " + TrialStateName(record.state) +
-                       ": it will run again (retry " + std::to_string(failures) + " of " +
-                       std::to_string(config_.trial.retries) + ")");
+    shown.message = "trial " + std::to_string(record.number) + " ended " + TrialStateName(record.state) +
+                    ": it will run again (retry " + std::to_string(failures) + " of " +
+                    std::to_string(config_.trial.retries) + ")";
   }
+  pending_progress_.push_back(std::move(shown));
   if (interrupted) return Status::Ok();  // not evidence: it will run again
   record.output_tail.clear();            // the sampler's history needs no logs
   history_.finished.push_back(std::move(record));
@@ -229,11 +264,29 @@ Status Coordinator::Handle(const Envelope& envelope) {
 }
 
 Status Coordinator::Commit(const TrialRecord& record) {
-  const auto start = std::chrono::steady_clock::now();  // a measurement, not a scheduling decision
-  Status status = store_->PutTrial(record);
-  summary_.commit_ms.push_back(
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  return status;
+  ++uncommitted_rows_;
+  return store_->PutTrial(record);
+}
+
+Status Coordinator::Settle() {
+  if (uncommitted_rows_ > 0) {
+    const auto start = std::chrono::steady_clock::now();  // a measurement, not a scheduling decision
+    CS_RETURN_IF_ERROR(store_->Flush());
+    summary_.commit_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    summary_.committed_rows += uncommitted_rows_;
+    uncommitted_rows_ = 0;
+  } else {
+    CS_RETURN_IF_ERROR(store_->Flush());  // intermediate values alone
+  }
+  for (PendingAssign& a : pending_assigns_) CS_RETURN_IF_ERROR(transport_->Send(a.rank, std::move(a.message)));
+  pending_assigns_.clear();
+  for (const PendingProgress& p : pending_progress_) {
+    progress_->TrialFinished(p.record, p.state);
+    if (!p.message.empty()) progress_->Message(p.message);
+  }
+  pending_progress_.clear();
+  return Status::Ok();
 }
 
 void Coordinator::StopAll(const std::string& reason) {
@@ -331,6 +384,7 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     Result<std::unique_ptr<StudyStore>> store = open_store();
     status = store.status();
     if (store.ok()) store_ = std::move(*store);
+    if (store_) store_->DeferFlush(true);  // group commit: Settle() flushes once per turn
   }
   if (status.ok()) status = RecordPrior();
   if (!status.ok()) {
@@ -347,15 +401,31 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
       StopAll("the study's time budget was reached");
     }
     status = Dispatch();
+    if (status.ok()) status = Settle();  // this turn's results and RUNNING rows, in one flush
     if (!status.ok() || (history_.running.empty() && !MoreToLaunch())) break;
     Result<std::optional<Envelope>> got = transport_->Receive(timing_.tick);
     if (!got.ok()) {
       status = got.status();
     } else if (got->has_value()) {
       status = Handle(**got);
+      // Whatever else has arrived joins the same group commit (bounded, so the turn stays short).
+      for (int n = 1; status.ok() && n < kMaxMessagesPerTurn; ++n) {
+        got = transport_->Receive(Millis(0));
+        if (!got.ok()) {
+          status = got.status();
+        } else if (got->has_value()) {
+          status = Handle(**got);
+        } else {
+          break;
+        }
+      }
     } else {
       progress_->Tick(State());
     }
+  }
+  if (store_) {  // what was written is kept, even when the run failed
+    const Status settled = Settle();
+    if (status.ok()) status = settled;
   }
   if (!stopping_) StopAll(status.ok() ? "the study is complete" : "the coordinator failed");
   if (!status.ok()) return status;

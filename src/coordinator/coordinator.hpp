@@ -32,8 +32,9 @@ struct RunSummary {
   std::int64_t pruned = 0;  // stopped by the pruner: not a failure
   std::optional<TrialRecord> best;
   bool budget_reached = false;
-  bool interrupted = false;       // a stop request ended the run early; `cleansweep resume` continues it
-  std::vector<double> commit_ms;  // how long each trial row took to become durable in the store
+  bool interrupted = false;         // a stop request ended the run early; `cleansweep resume` continues it
+  std::vector<double> commit_ms;    // how long each group commit (one flush of the store) took
+  std::int64_t committed_rows = 0;  // trial rows those commits made durable
 };
 
 // Asked from outside (signal handlers) while Run() is going: 1 = stop gracefully, 2 = stop now.
@@ -83,7 +84,10 @@ class Coordinator {
 
   Status SetUpWorkers(const std::string& trials_root);
   Status RecordPrior();
-  Status Commit(const TrialRecord& record);  // PutTrial, timed
+  Status Commit(const TrialRecord& record);  // PutTrial into the open group commit
+  // Ends the turn's group commit: one flush makes every row written since the last durable, then
+  // the assignments and progress lines that waited on them go out.
+  Status Settle();
   void CheckStopRequest();
   bool Retryable(const TrialRecord& record, int failures) const;
   Result<Envelope> ReceiveOrFail(Millis max_wait, const char* waiting_for);
@@ -105,6 +109,7 @@ class Coordinator {
   CoordinatorTiming timing_;
   std::unique_ptr<StudyStore> store_;
   std::vector<WorkerSlot> workers_;  // by rank; [0] unused
+  std::deque<int> idle_;             // ranks of present workers without a trial, longest idle first
   TrialHistory history_;
   std::map<std::int64_t, TrialRecord> running_;  // the RUNNING rows of trials out on workers
   std::map<std::int64_t, int> failures_;         // running reruns: failures in their chain so far
@@ -123,6 +128,19 @@ class Coordinator {
   bool stopping_ = false;
   double started_ = 0;
   RunSummary summary_;
+  // Waiting for the turn's flush: assignments to send and finished trials to print.
+  struct PendingAssign {
+    int rank;
+    AssignMsg message;
+  };
+  struct PendingProgress {
+    TrialRecord record;
+    ProgressState state;
+    std::string message;  // a retry notice, or empty
+  };
+  std::vector<PendingAssign> pending_assigns_;
+  std::vector<PendingProgress> pending_progress_;
+  std::int64_t uncommitted_rows_ = 0;
 };
 
 }  // namespace cleansweep

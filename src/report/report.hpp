@@ -46,6 +46,8 @@ class ReportingStore : public StudyStore {
 
   Status PutTrial(const TrialRecord& record) override;
   Status AppendIntermediate(const IntermediateValue& value) override;
+  void DeferFlush(bool defer) override { inner_->DeferFlush(defer); }
+  Status Flush() override { return inner_->Flush(); }
 
  private:
   void MaybeWrite(bool final);

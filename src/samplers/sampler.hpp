@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/study_config.hpp"
 #include "study/trial_record.hpp"
@@ -25,6 +26,15 @@ class Sampler {
     return Ask(number, history).value_or(ParamSet());
   }
 
+  // Proposals for several fresh trials at once, when a turn of the coordinator finds many workers
+  // free: TPE then fits its densities once for the whole batch instead of once per trial, and
+  // counts the batch's earlier proposals as running. Only called when AsksInBatches().
+  virtual bool AsksInBatches() const { return false; }
+  virtual std::vector<ParamSet> AskBatch(const std::vector<std::int64_t>& numbers, const TrialHistory& history) {
+    std::vector<ParamSet> out;
+    for (std::int64_t n : numbers) out.push_back(Ask(n, history).value_or(ParamSet()));
+    return out;
+  }
   // The most distinct proposals this sampler can make, if finite (grid size).
   virtual std::optional<std::int64_t> Capacity() const { return std::nullopt; }
 };

@@ -185,7 +185,32 @@ std::optional<ParamSet> TpeSampler::Ask(std::int64_t number, const TrialHistory&
   SplitMix64 rng = StreamFor(options_.seed, static_cast<std::uint64_t>(number));
   const auto scored = std::count_if(history.finished.begin(), history.finished.end(), HasScore);
   if (scored < options_.n_startup_trials) return RandomSampler::Draw(space_, rng);
-  const Split split = SplitTrials(number, history);
+  return Propose(SplitTrials(number, history), rng);
+}
+
+std::vector<ParamSet> TpeSampler::AskBatch(const std::vector<std::int64_t>& numbers, const TrialHistory& history) {
+  std::vector<ParamSet> out;
+  out.reserve(numbers.size());  // the liar below points into it
+  const auto scored = std::count_if(history.finished.begin(), history.finished.end(), HasScore);
+  if (scored < options_.n_startup_trials) {
+    for (std::int64_t n : numbers) {
+      SplitMix64 rng = StreamFor(options_.seed, static_cast<std::uint64_t>(n));
+      out.push_back(RandomSampler::Draw(space_, rng));
+    }
+    return out;
+  }
+  // One split (the linear passes over the history) for the batch; each proposal then joins the
+  // "above" set as a running trial, as it would have when asked alone (the newest weigh 1).
+  Split split = SplitTrials(-1, history);
+  for (std::int64_t n : numbers) {
+    SplitMix64 rng = StreamFor(options_.seed, static_cast<std::uint64_t>(n));
+    out.push_back(Propose(split, rng));
+    if (options_.constant_liar) split.above.push_back({n, &out.back(), 1.0});
+  }
+  return out;
+}
+
+ParamSet TpeSampler::Propose(const Split& split, SplitMix64& rng) const {
   ParamSet out;
   std::vector<const ParamSpec*> joint;
   if (options_.multivariate) {

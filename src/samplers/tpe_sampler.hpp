@@ -15,6 +15,8 @@ class TpeSampler : public Sampler {
   TpeSampler(SearchSpace space, SamplerOptions options, Direction direction);
 
   std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) override;
+  bool AsksInBatches() const override { return true; }
+  std::vector<ParamSet> AskBatch(const std::vector<std::int64_t>& numbers, const TrialHistory& history) override;
 
   // Kernels kept at most per density. Past it, the newest half is kept and the older trials are
   // thinned to every k-th with k times the weight, so the density keeps its shape while an ask
@@ -24,6 +26,7 @@ class TpeSampler : public Sampler {
  private:
   struct Split;  // the good ("below") and the other ("above") trials of one ask
   Split SplitTrials(std::int64_t number, const TrialHistory& history) const;
+  ParamSet Propose(const Split& split, SplitMix64& rng) const;  // one proposal from a fitted split
   // Samples `dims_of` jointly from l(x)/g(x) over the trials that have all of them active.
   void SampleGroup(const std::vector<const ParamSpec*>& group, const Split& split, SplitMix64& rng,
                    ParamSet* out) const;

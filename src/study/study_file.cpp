@@ -1,6 +1,8 @@
 #include "study/study_file.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <limits>
@@ -91,8 +93,22 @@ h5::Handle CompoundType(const RowLayout& layout) {
 }  // namespace
 
 struct StudyFile::Impl {
-  // Writes `row` at `index` of `dataset` (growing it by one row when index == *rows) and flushes.
-  Status WriteRow(hid_t dataset, hid_t type, const RowBuffer& row, hsize_t index, hsize_t* rows);
+  // Rows written but not yet in the file, by row index, for one table. Flush() writes all of a
+  // table's pending rows with one H5Dwrite (finding HDF5's conversion path for a compound type
+  // costs more than writing a row), then flushes the file once.
+  using Pending = std::map<hsize_t, RowBuffer>;
+  // Puts `row` at `index` (a table grows when index == *rows) and flushes, unless deferred.
+  Status WriteRow(Pending* pending, RowBuffer row, hsize_t index, hsize_t* rows);
+  Status WritePending(hid_t dataset, hid_t type, Pending* pending, hsize_t rows, hsize_t* extent);
+  Status Flush();
+
+  Pending pending_trials;
+  Pending pending_intermediate;
+  hsize_t trial_extent = 0;  // rows the datasets have in the file
+  hsize_t intermediate_extent = 0;
+
+  bool defer_flush = false;
+  bool dirty = false;  // written since the last flush
   // A writer for `path` under `lock`, with the layouts of `config`'s space; no file open yet.
   static std::unique_ptr<Impl> Make(const std::string& path, StudyLock lock, const StudyConfig& config);
   Status StartSwmr();
@@ -107,6 +123,7 @@ struct StudyFile::Impl {
   h5::Handle intermediate;
   h5::Handle trials_type;
   h5::Handle intermediate_type;
+  h5::Handle write_props;  // dataset transfer: a conversion buffer sized for one row
   hsize_t trial_rows = 0;
   hsize_t intermediate_rows = 0;
   std::map<std::int64_t, hsize_t> row_of;  // trial number -> row in /trials
@@ -145,6 +162,11 @@ std::unique_ptr<StudyFile::Impl> StudyFile::Impl::Make(const std::string& path, 
   impl->intermediate_layout = IntermediateLayout();
   impl->trials_type = CompoundType(impl->trials_layout);
   impl->intermediate_type = CompoundType(impl->intermediate_layout);
+  // One row per write: a conversion buffer of a few rows, not HDF5's default 1 MiB, which it
+  // would allocate and zero (twice) for every row written.
+  impl->write_props = h5::Handle(H5Pcreate(H5P_DATASET_XFER));
+  const size_t row_bytes = std::max(H5Tget_size(impl->trials_type.get()), H5Tget_size(impl->intermediate_type.get()));
+  H5Pset_buffer(impl->write_props.get(), 4 * row_bytes, nullptr, nullptr);
   return impl;
 }
 
@@ -227,6 +249,8 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
     h5::Handle space(H5Dget_space(handle->get()));
     H5Sget_simple_extent_dims(space.get(), rows, nullptr);
   }
+  file->trial_extent = file->trial_rows;
+  file->intermediate_extent = file->intermediate_rows;
   // Which row holds which trial, from the number column.
   std::vector<std::int64_t> numbers(file->trial_rows);
   if (!numbers.empty()) {
@@ -242,27 +266,59 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
 }
 
 StudyFile::~StudyFile() {
-  if (impl_->file.valid()) H5Fflush(impl_->file.get(), H5F_SCOPE_LOCAL);
+  if (impl_->file.valid()) (void)impl_->Flush();
   impl_->trials.Reset();
   impl_->intermediate.Reset();
   impl_->file.Reset();  // closing clears the "open for writing" flag; then the lock goes
 }
 
-Status StudyFile::Impl::WriteRow(hid_t dataset, hid_t type, const RowBuffer& row, hsize_t index, hsize_t* rows) {
-  if (index >= *rows) {
-    const hsize_t new_size[1] = {index + 1};
+Status StudyFile::Impl::WriteRow(Pending* pending, RowBuffer row, hsize_t index, hsize_t* rows) {
+  pending->erase(index);  // a row written twice before a flush: the later one wins
+  pending->emplace(index, std::move(row));
+  if (index >= *rows) *rows = index + 1;
+  dirty = true;
+  return defer_flush ? Status::Ok() : Flush();
+}
+
+Status StudyFile::Impl::WritePending(hid_t dataset, hid_t type, Pending* pending, hsize_t rows, hsize_t* extent) {
+  if (pending->empty()) return Status::Ok();
+  if (rows > *extent) {
+    const hsize_t new_size[1] = {rows};
     CS_RETURN_IF_ERROR(h5::CheckCall(H5Dset_extent(dataset, new_size), path + ": cannot grow a table"));
+    *extent = rows;
+  }
+  const size_t stride = H5Tget_size(type);
+  std::vector<unsigned char> bytes(stride * pending->size());
+  std::vector<hsize_t> coords;
+  coords.reserve(pending->size());
+  for (const auto& [index, row] : *pending) {
+    std::memcpy(bytes.data() + stride * coords.size(), row.data(), std::min(stride, row.size()));
+    coords.push_back(index);
   }
   h5::Handle file_space(H5Dget_space(dataset));
-  const hsize_t start[1] = {index}, count[1] = {1};
-  H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
+  H5Sselect_elements(file_space.get(), H5S_SELECT_SET, coords.size(), coords.data());
+  const hsize_t count[1] = {coords.size()};
   h5::Handle mem_space(H5Screate_simple(1, count, nullptr));
-  CS_RETURN_IF_ERROR(h5::CheckCall(H5Dwrite(dataset, type, mem_space.get(), file_space.get(), H5P_DEFAULT, row.data()),
-                                   path + ": cannot write a row"));
-  CS_RETURN_IF_ERROR(h5::CheckCall(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path + ": cannot flush"));
-  if (index >= *rows) *rows = index + 1;
+  CS_RETURN_IF_ERROR(
+      h5::CheckCall(H5Dwrite(dataset, type, mem_space.get(), file_space.get(), write_props.get(), bytes.data()),
+                    path + ": cannot write " + std::to_string(coords.size()) + " row(s)"));
+  pending->clear();
   return Status::Ok();
 }
+
+Status StudyFile::Impl::Flush() {
+  if (!dirty) return Status::Ok();
+  CS_RETURN_IF_ERROR(WritePending(trials.get(), trials_type.get(), &pending_trials, trial_rows, &trial_extent));
+  CS_RETURN_IF_ERROR(WritePending(intermediate.get(), intermediate_type.get(), &pending_intermediate, intermediate_rows,
+                                  &intermediate_extent));
+  CS_RETURN_IF_ERROR(h5::CheckCall(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path + ": cannot flush"));
+  dirty = false;
+  return Status::Ok();
+}
+
+void StudyFile::DeferFlush(bool defer) { impl_->defer_flush = defer; }
+
+Status StudyFile::Flush() { return impl_->Flush(); }
 
 Status StudyFile::PutTrial(const TrialRecord& r) {
   RowBuffer row(impl_->trials_layout);
@@ -293,7 +349,7 @@ Status StudyFile::PutTrial(const TrialRecord& r) {
   row.Set("attrs", r.attrs_json);
   const auto known = impl_->row_of.find(r.number);
   const hsize_t index = known != impl_->row_of.end() ? known->second : impl_->trial_rows;
-  CS_RETURN_IF_ERROR(impl_->WriteRow(impl_->trials.get(), impl_->trials_type.get(), row, index, &impl_->trial_rows));
+  CS_RETURN_IF_ERROR(impl_->WriteRow(&impl_->pending_trials, std::move(row), index, &impl_->trial_rows));
   impl_->row_of[r.number] = index;
   return Status::Ok();
 }
@@ -304,7 +360,7 @@ Status StudyFile::AppendIntermediate(const IntermediateValue& v) {
   row.Set("step", v.step);
   row.Set("value", v.value);
   row.Set("time", v.time);
-  return impl_->WriteRow(impl_->intermediate.get(), impl_->intermediate_type.get(), row, impl_->intermediate_rows,
+  return impl_->WriteRow(&impl_->pending_intermediate, std::move(row), impl_->intermediate_rows,
                          &impl_->intermediate_rows);
 }
 

@@ -29,9 +29,11 @@ class StudyFile : public StudyStore {
   static Result<std::unique_ptr<StudyFile>> Reopen(const std::string& path, const StudyConfig& config);
   ~StudyFile() override;
 
-  // Writes the row and flushes the file before returning.
+  // Writes the row and, unless flushes are deferred, flushes the file before returning.
   Status PutTrial(const TrialRecord& record) override;
   Status AppendIntermediate(const IntermediateValue& value) override;
+  void DeferFlush(bool defer) override;
+  Status Flush() override;
 
  private:
   struct Impl;  // HDF5 handles; keeps hdf5.h out of this header

@@ -12,10 +12,16 @@ namespace cleansweep {
 class StudyStore {
  public:
   virtual ~StudyStore() = default;
-  // Each call makes the row durable (flushed to the file) before it returns. PutTrial writes the
-  // row of `record.number`: a new row the first time (a RUNNING trial), the same row afterwards.
+  // Each call makes the row durable (flushed to the file) before it returns, unless flushes are
+  // deferred. PutTrial writes the row of `record.number`: a new row the first time (a RUNNING
+  // trial), the same row afterwards.
   virtual Status PutTrial(const TrialRecord& record) = 0;
   virtual Status AppendIntermediate(const IntermediateValue& value) = 0;
+  // Group commit: while deferred, rows are written but become durable only at Flush(), all of
+  // them at once. The coordinator defers, and flushes once per turn of its loop, before anything
+  // that depends on those rows (an assignment, a progress line) leaves it.
+  virtual void DeferFlush(bool defer) { (void)defer; }
+  virtual Status Flush() { return Status::Ok(); }
 };
 
 class MemoryStudyStore : public StudyStore {

@@ -43,6 +43,7 @@ class RowBuffer {
   void Set(const std::string& column, double value);
   void Set(const std::string& column, std::string value);
   const void* data() const { return bytes_.data(); }
+  size_t size() const { return bytes_.size(); }
 
  private:
   const Column& Get(const std::string& column, ColumnType type) const;

@@ -67,6 +67,7 @@ class Sweep {
 
   // Called on the coordinator before it runs (to resume it, or to give it a stop poll).
   std::function<void(Coordinator&)> prepare;
+  Sampler* sampler_override = nullptr;  // instead of the config's
 
   Result<RunSummary> Run(const Clock& clock, bool* store_opened = nullptr) {
     std::vector<std::thread> threads;
@@ -78,7 +79,8 @@ class Sweep {
     EXPECT_TRUE(sampler.ok());
     std::FILE* sink = std::tmpfile();
     Progress progress(sink, false, config_);
-    Coordinator coordinator(config_, &coordinator_transport_, sampler->get(), &clock, &progress,
+    Coordinator coordinator(config_, &coordinator_transport_, sampler_override ? sampler_override : sampler->get(), &clock,
+                            &progress,
                             CoordinatorTiming{Millis(20), Millis(5000)});
     if (prepare) prepare(coordinator);
     Result<RunSummary> summary = coordinator.Run(
@@ -179,6 +181,52 @@ TEST(Coordinator, WorkerThatCannotSetUpStopsTheRunBeforeAnyFileExists) {
       << message;
   EXPECT_NE(message.find("trial.command[0]: program 'no-such-trial-program' not found"), std::string::npos) << message;
   EXPECT_FALSE(opened);
+}
+
+// A sampler that fits a model per ask says it asks in batches; it records how it was asked.
+class BatchRecorder : public Sampler {
+ public:
+  std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory&) override {
+    singles.push_back(number);
+    return Proposal(number);
+  }
+  bool AsksInBatches() const override { return true; }
+  std::vector<ParamSet> AskBatch(const std::vector<std::int64_t>& numbers, const TrialHistory&) override {
+    batches.push_back(numbers);
+    std::vector<ParamSet> out;
+    for (std::int64_t n : numbers) out.push_back(Proposal(n));
+    return out;
+  }
+  static ParamSet Proposal(std::int64_t n) {
+    return {{"x", static_cast<double>(n) / 100.0}, {"n", std::int64_t{1 + n % 4}}};
+  }
+  std::vector<std::int64_t> singles;
+  std::vector<std::vector<std::int64_t>> batches;
+};
+
+TEST(Coordinator, WorkersFreeInTheSameTurnGetOneBatchAskOfTheSampler) {
+  Sweep sweep(Config("{name: b, n_trials: 10}", "{kind: tpe, seed: 1}"), 4);
+  BatchRecorder recorder;
+  sweep.sampler_override = &recorder;
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  ASSERT_FALSE(recorder.batches.empty());
+  EXPECT_EQ(recorder.batches[0], (std::vector<std::int64_t>{0, 1, 2, 3})) << "the first turn finds all 4 free";
+  std::set<std::int64_t> asked(recorder.singles.begin(), recorder.singles.end());
+  for (const auto& b : recorder.batches) asked.insert(b.begin(), b.end());
+  EXPECT_EQ(asked.size(), 10u) << "every trial asked for exactly once";
+  EXPECT_EQ(recorder.singles.size() + [&] {
+    size_t n = 0;
+    for (const auto& b : recorder.batches) n += b.size();
+    return n;
+  }(), 10u);
+  const auto& trials = sweep.store()->trials;
+  ASSERT_EQ(trials.size(), 10u);
+  for (const TrialRecord& r : trials) {
+    EXPECT_EQ(r.params, BatchRecorder::Proposal(r.number)) << "trial " << r.number << " got another's proposal";
+    EXPECT_GE(r.sampler_ms, 0.0);
+  }
 }
 
 TEST(Coordinator, EnqueuedConfigurationsRunFirstAndAreMarked) {

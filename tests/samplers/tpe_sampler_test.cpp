@@ -160,6 +160,31 @@ TEST(TpeSampler, PendingTrialsKeepParallelSuggestionsApart) {
   EXPECT_GT(with_liar, 1.5 * without);
 }
 
+// When 16 workers are free in one turn the coordinator asks for them in one batch: one fit of the
+// densities, each proposal then counted as running for the next. They must keep as far apart as
+// when asked one by one, and come out the same for the same seed and history.
+TEST(TpeSampler, ABatchAskedAtOnceKeepsItsSuggestionsApartToo) {
+  const char* space = "  x: {type: float, low: 0.0, high: 1.0}\n  y: {type: float, low: 0.0, high: 1.0}\n";
+  const auto batch = [&]() {
+    std::unique_ptr<Sampler> sampler = MakeSampler(Config(space, "{kind: tpe, seed: 4}")).value();
+    EXPECT_TRUE(sampler->AsksInBatches());
+    const TrialHistory history = RunTrials(*sampler, 30, [](const ParamSet& p) {
+      return std::pow(std::get<double>(p.at("x")) - 0.3, 2) + std::pow(std::get<double>(p.at("y")) - 0.6, 2);
+    });
+    std::vector<std::int64_t> numbers;
+    for (int i = 30; i < 46; ++i) numbers.push_back(i);
+    return sampler->AskBatch(numbers, history);
+  };
+  const std::vector<ParamSet> first = batch();
+  ASSERT_EQ(first.size(), 16u);
+  const double spread = Spread(first), one_by_one_without_liar = Spread(SixteenPending(false));
+  std::printf("mean nearest-neighbour distance of a batch of 16: %.4f (one by one without the liar: %.4f)\n", spread,
+              one_by_one_without_liar);
+  EXPECT_GT(spread, 0.08) << "a batch bunches up";
+  EXPECT_GT(spread, 1.5 * one_by_one_without_liar);
+  EXPECT_EQ(batch(), first);
+}
+
 // The seed problem of this project: large batches of many filters run out of memory. A trial with
 // batch_size * channels > 4096 "OOMs"; a bigger product helps up to 2048, so the best
 // configurations sit within a factor of two of the boundary.

@@ -88,6 +88,8 @@ bool ParseOptions(int argc, char** argv, const Trial& trial, TrainOptions* o, in
   app.add_option("--data-dir", o->data_dir, "Folder with the Fashion-MNIST IDX .gz files");
   app.add_option("--device", o->device, "auto, cpu or cuda");
   app.add_option("--threads", o->threads, "Intra-op CPU threads (0 = default)");
+  app.add_flag("--startup-only", o->startup_only,
+               "Make one tensor, report 0 and exit, with no data and no training (bench/launch_bench)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

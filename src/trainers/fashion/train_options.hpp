@@ -25,6 +25,7 @@ struct TrainOptions {
   std::string data_dir;
   std::string device = "auto";  // auto | cpu | cuda
   int threads = 0;              // intra-op threads; 0 = libtorch's default (OMP_NUM_THREADS)
+  bool startup_only = false;    // report 0 at once and exit: what starting a trial costs (bench/)
 };
 
 // Parses the command line over the trial's parameters. Returns false after printing the reason

@@ -1,0 +1,43 @@
+#!/bin/bash
+# End-to-end throughput (bench/README.md, "End-to-end throughput"): trials that do nothing but
+# report a value, through real MPI, 1 coordinator + 2 workers (mpirun -np 3) on this machine, with
+# each launcher. Trials per second = finished trials / (last trial's end - first trial's start), from
+# the study file; the run's wall time (MPI start-up included) is printed too.
+#   bench/run_throughput_bench.sh [BUILD_DIR] [TRIALS]
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$src/build}" && pwd)
+trials=${2:-3000}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mpi=(mpirun --oversubscribe -np 3)
+[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+for launcher in spawn forkserver; do
+  program="$build/bin/report_only_trial"
+  [ "$launcher" = forkserver ] && program="$build/lib/report_only_trial.so"
+  cat > "$work/$launcher.yaml" << YAML
+study: {name: throughput-$launcher, n_trials: $trials, storage: $work/$launcher.h5}
+sampler: {kind: random, seed: 1}
+space:
+  x: {type: float, low: 0.0, high: 1.0}
+trial: {launcher: $launcher, command: ["$program"]}
+workers: {gpus: none}
+YAML
+  start=$(date +%s.%N)
+  "${mpi[@]}" "$build/bin/cleansweep" run "$work/$launcher.yaml" > "$work/$launcher.log"
+  end=$(date +%s.%N)
+  /usr/bin/python3 - "$work/$launcher.h5" "$launcher" "$start" "$end" << 'PY'
+import sys
+import h5py
+
+path, launcher, start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+with h5py.File(path, "r") as f:
+    t = f["trials"][:]
+done = (t["state"] == b"COMPLETE").sum()
+span = t["datetime_end"].max() - t["datetime_start"].min()
+print(f"{launcher:<11} {len(t)} trials ({done} COMPLETE): {len(t) / span:.0f} trials/s over {span:.2f} s; "
+      f"whole run incl. MPI start-up {end - start:.2f} s = {len(t) / (end - start):.0f} trials/s")
+PY
+  grep '^commits:' "$work/$launcher.log"
+done
