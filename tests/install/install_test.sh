@@ -7,7 +7,7 @@ build=$1 src=$2
 source "$src/tests/support/mpi_env.sh"
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > "$work/install.log" 2>&1 || { cat "$work/install.log"; fail "cmake --install"; }
-for f in bin/cleansweep include/cleansweep/trial.hpp share/cleansweep/python/cleansweep_trial.py \
+for f in bin/cleansweep bin/cleansweep-forkserver include/cleansweep/trial.hpp share/cleansweep/python/cleansweep_trial.py \
   share/cleansweep/python/cleansweep_study.py; do
   [ -e "$prefix/$f" ] || fail "not installed: $f"
 done
@@ -38,5 +38,19 @@ assert len(steps) >= 12 * 2, "every trial reports each epoch"
 best = max(v for v, s in zip(t["value"], states) if s == "COMPLETE")
 assert best > 0.8, f"best validation accuracy {best}"
 print(f"example sweep: {states.count('COMPLETE')} complete, {states.count('PRUNED')} pruned, best {best:.4f}")
+PY
+
+# The example's plugin build, forked by the installed fork server.
+"${mpi[@]}" -np 3 "$prefix/bin/cleansweep" run "$src/examples/cpp_trainer/sweep.yaml" --progress lines \
+  --set trial.launcher=forkserver --set "trial.command=[$work/example/logreg-trainer.so]" \
+  --set "study.storage=$work/example-fork.h5" --set study.n_trials=12 > fork.txt || { cat fork.txt; fail "the fork-server sweep exited $?"; }
+grep -q "trials forked by a fork server from $work/example/logreg-trainer.so" fork.txt || fail "no launcher line: $(head -3 fork.txt)"
+/usr/bin/python3 - "$work/example-fork.h5" << 'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    t = f["trials"][:]
+states = [s.decode().rstrip("\0") for s in t["state"]]
+assert len(t) == 12 and set(states) <= {"COMPLETE", "PRUNED"}, states
+print(f"example fork-server sweep: {states.count('COMPLETE')} complete, {states.count('PRUNED')} pruned")
 PY
 echo "PASS: install"

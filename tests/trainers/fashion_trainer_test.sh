@@ -57,4 +57,22 @@ for row in t:
     assert steps == [1, 2], steps
 print("trainer sweep ok:", [round(v, 3) for v in t["value"]])
 PY
+
+# The same sweep with the trainer's plugin forked by the fork server: same trials, same records.
+sed -e "s|command: \[cleansweep-train-fashion,|launcher: forkserver, command: [cleansweep-train-fashion.so,|" \
+    -e "s|smoke.h5|smoke-fork.h5|" sweep.yaml > fork.yaml
+grep -q "launcher: forkserver" fork.yaml || fail "fork.yaml was not rewritten"
+"${mpi[@]}" -np 3 "$bin/cleansweep" run fork.yaml > fork.txt || fail "fork-server sweep exited $?: $(cat fork.txt)"
+grep -q "trials forked by a fork server from .*cleansweep-train-fashion.so" fork.txt || fail "no launcher line"
+/usr/bin/python3 - <<PY
+import h5py
+with h5py.File("$work/smoke.h5", "r") as a, h5py.File("$work/smoke-fork.h5", "r") as b:
+    spawned, forked = a["trials"][:], b["trials"][:]
+assert list(forked["state"]) == [b"COMPLETE", b"COMPLETE"], (forked["state"], forked["reason"], forked["output_tail"])
+# Same seed, same parameters; training is deterministic on the CPU, so the same accuracy too.
+for s, f in zip(spawned, forked):
+    assert s["param_lr"] == f["param_lr"] and s["param_channels"] == f["param_channels"], (s, f)
+    assert abs(s["value"] - f["value"]) < 1e-6, (s["value"], f["value"])
+print("fork-server sweep ok:", [round(v, 3) for v in forked["value"]])
+PY
 echo "PASS: trainer"
