@@ -146,7 +146,8 @@ Status Coordinator::Dispatch() {
       std::optional<ParamSet> params;
       bool from_batch = false;
       if (enqueued) {
-        params = CompleteEnqueued(*sampler_, config_, config_.enqueue[static_cast<size_t>(position)], position, history_);
+        params =
+            CompleteEnqueued(*sampler_, config_, config_.enqueue[static_cast<size_t>(position)], position, history_);
       } else if (!batch.empty()) {
         params = std::move(batch.front());
         batch.pop_front();

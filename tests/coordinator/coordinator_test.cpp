@@ -79,9 +79,8 @@ class Sweep {
     EXPECT_TRUE(sampler.ok());
     std::FILE* sink = std::tmpfile();
     Progress progress(sink, false, config_);
-    Coordinator coordinator(config_, &coordinator_transport_, sampler_override ? sampler_override : sampler->get(), &clock,
-                            &progress,
-                            CoordinatorTiming{Millis(20), Millis(5000)});
+    Coordinator coordinator(config_, &coordinator_transport_, sampler_override ? sampler_override : sampler->get(),
+                            &clock, &progress, CoordinatorTiming{Millis(20), Millis(5000)});
     if (prepare) prepare(coordinator);
     Result<RunSummary> summary = coordinator.Run(
         [&]() -> Result<std::unique_ptr<StudyStore>> {
@@ -216,11 +215,14 @@ TEST(Coordinator, WorkersFreeInTheSameTurnGetOneBatchAskOfTheSampler) {
   std::set<std::int64_t> asked(recorder.singles.begin(), recorder.singles.end());
   for (const auto& b : recorder.batches) asked.insert(b.begin(), b.end());
   EXPECT_EQ(asked.size(), 10u) << "every trial asked for exactly once";
-  EXPECT_EQ(recorder.singles.size() + [&] {
-    size_t n = 0;
-    for (const auto& b : recorder.batches) n += b.size();
-    return n;
-  }(), 10u);
+  EXPECT_EQ(
+      recorder.singles.size() +
+          [&] {
+            size_t n = 0;
+            for (const auto& b : recorder.batches) n += b.size();
+            return n;
+          }(),
+      10u);
   const auto& trials = sweep.store()->trials;
   ASSERT_EQ(trials.size(), 10u);
   for (const TrialRecord& r : trials) {
