@@ -5,7 +5,9 @@
 #  2. runs a sweep of N trials (default 20) of the Fashion-MNIST CNN on the GPUs, one worker per
 #     GPU, every trial a fresh process, and prints per trial the GPU memory before, peak and after;
 #  3. as the contrast, trains the same configurations one after another in ONE process (a plain
-#     for-loop) and prints the GPU's used memory after each model.
+#     for-loop) and prints the GPU's used memory after each model;
+#  4. runs a few trials again with trial.launcher: forkserver (the trainer's plugin, forked per
+#     trial from a server that loaded the CUDA libtorch but never initialised CUDA).
 #   scripts/gpu/check.sh [N_TRIALS]
 # Needs the build dependencies of scripts/install-deps.sh (Open MPI, HDF5, yaml-cpp, ...); without a
 # network, unpack their Debian packages into a folder and set CLEANSWEEP_DEPS_ROOT to it.
@@ -32,7 +34,8 @@ say "CUDA libtorch from $prefix; $gpus GPU(s)"
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCLEANSWEEP_BUILD_TESTS=OFF \
   "-DCMAKE_PREFIX_PATH=$prefix${CLEANSWEEP_DEPS_ROOT:+;$CLEANSWEEP_DEPS_ROOT/usr}" > build-gpu.log 2>&1 ||
   { tail -30 build-gpu.log; die "configuring failed (build-gpu.log)"; }
-cmake --build build-gpu --parallel "$(nproc)" --target cleansweep cleansweep-train-fashion >> build-gpu.log 2>&1 ||
+cmake --build build-gpu --parallel "$(nproc)" --target cleansweep cleansweep-train-fashion \
+  cleansweep-train-fashion-plugin >> build-gpu.log 2>&1 ||
   { tail -30 build-gpu.log; die "building failed (build-gpu.log)"; }
 bin=$PWD/build-gpu/bin
 ldd "$bin/cleansweep-train-fashion" | grep -q 'libtorch_cuda\|libc10_cuda' || die "the trainer did not link a CUDA libtorch"
@@ -61,4 +64,12 @@ PY
 say "contrast: the same $trials models one after another in ONE process (GPU 0's used memory after each)"
 CUDA_VISIBLE_DEVICES=0 CUDA_DEVICE_ORDER=PCI_BUS_ID "$bin/cleansweep-train-fashion" --loop-params "$study.loop" \
   --val-size 5000 --subset 20000 --device cuda 2> "$study.loop.log" | grep '^loop model'
-say "study file: $study (cleansweep report $study)"
+fork_trials=$(( trials < 6 ? trials : 6 ))
+say "fork server: $fork_trials trials forked from the trainer's plugin, each with its own CUDA context"
+PATH=$bin:$PATH "${mpi[@]}" "$bin/cleansweep" run configs/fashion_cnn_gpu.yaml --progress lines \
+  --set "study.storage=${study%.h5}-fork.h5" --set study.n_trials="$fork_trials" --set study.time_budget=10m \
+  --set trial.launcher=forkserver \
+  --set "trial.command=[$PWD/build-gpu/lib/cleansweep-train-fashion.so, --val-size, '5000', --subset, '20000', --device, cuda]" \
+  --set "space.epochs={type: int, low: 1, high: 3}"
+"$bin/cleansweep" show "${study%.h5}-fork.h5"
+say "study files: $study and ${study%.h5}-fork.h5 (cleansweep report FILE)"
