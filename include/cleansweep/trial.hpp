@@ -31,7 +31,8 @@
 //
 //   CLEANSWEEP_TRIAL_PREPARE(LoadDataset)          // int LoadDataset()
 //
-// Neither may initialise CUDA or start threads: the server refuses a plugin that did.
+// Neither may initialise CUDA (the server refuses a plugin that did) nor should start threads (a
+// forked trial gets none of them; the server warns).
 #pragma once
 
 #include <poll.h>

@@ -163,9 +163,12 @@ int RunForkServer(int socket, const std::string& plugin) {
                               "time and cleansweep_trial_prepare() into the trial's main");
   }
   if (const int threads = ThreadCount(); threads > 1) {
-    return Refuse(socket, plugin + " started " + std::to_string(threads - 1) +
-                              " thread(s) while loading; a forked trial would get none of them and could "
-                              "deadlock on their locks. Start threads in the trial's main, not at load time");
+    // Not refused: the thread may never hold a lock a trial needs. But a trial that hangs on one
+    // would only end at its timeout, so the user hears of it once, here.
+    std::fprintf(stderr,
+                 "cleansweep-forkserver: warning: %s started %d thread(s) while loading; a forked trial gets none "
+                 "of them, and hangs if it needs a lock one of them held. Start threads in the trial's main\n",
+                 plugin.c_str(), threads - 1);
   }
   if (!SendMessage(socket, "ready").ok()) return 1;
   for (;;) {

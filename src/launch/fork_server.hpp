@@ -1,8 +1,9 @@
 // The fork server: a small process (cleansweep-forkserver) that a worker starts once, exec'd fresh
 // rather than forked from the MPI process. It loads the trial code, a shared-library plugin (see
-// CLEANSWEEP_TRIAL_PLUGIN in <cleansweep/trial.hpp>), never initialises CUDA, and for each request
-// clones one child with CLONE_PARENT: the child is the worker's own, exactly as a spawned trial
-// would be, and runs the plugin's entry point with the trial's argv, environment and pipes. The
+// CLEANSWEEP_TRIAL_PLUGIN in <cleansweep/trial.hpp>), refuses one that initialised CUDA while
+// loading, and for each request clones one child with CLONE_PARENT: the child is the worker's
+// own, exactly as a spawned trial would be, and runs the plugin's entry point with the trial's
+// argv, environment and pipes. The
 // costly part of starting a trial (loading libtorch, say) is paid once; each trial still starts
 // from the state the plugin had after loading, and creates its own CUDA context.
 #pragma once

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -150,6 +151,22 @@ TEST_F(ForkServerLauncherTest, APrepareHookThatFailsStopsTheServerWithItsCode) {
   ::unsetenv("TOY_PREPARE_FAILS");
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("cleansweep_trial_prepare() returned 7"), std::string::npos) << status.message();
+}
+
+// A CUDA context holds /dev/nvidia* open, and a forked child cannot use its parent's context: a
+// plugin whose loading opened one is refused. (A file of that name stands in for the device.)
+TEST_F(ForkServerLauncherTest, APluginThatInitialisedCudaWhileLoadingIsRefused) {
+  const std::string device = "/dev/nvidia-cleansweep-test-" + std::to_string(::getpid());
+  { std::ofstream make(device); }
+  if (::access(device.c_str(), R_OK) != 0) GTEST_SKIP() << "cannot create " << device << " (not root)";
+  ::setenv("TOY_PREPARE_OPEN", device.c_str(), 1);
+  ForkServerLauncher launcher(FORK_SERVER, TOY_PLUGIN);
+  const Status status = launcher.StartServer();
+  ::unsetenv("TOY_PREPARE_OPEN");
+  std::remove(device.c_str());
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("initialised CUDA while loading"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find(device), std::string::npos) << status.message();
 }
 
 // A trial that cannot start at all (the server is gone and cannot be started again) is an error

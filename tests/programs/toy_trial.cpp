@@ -2,6 +2,7 @@
 // `mode` parameter (or TOY_MODE) makes it misbehave in each way a real trial can.
 //
 //   objective = 1 - (x - 0.3)^2 - (n - 4)^2 / 100   [+ 0.05 when opt == "b"]
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -186,6 +187,8 @@ int ToyMain(int argc, char** argv) {
 namespace {
 int Prepare() {
   g_prepared = 42;  // what every forked trial inherits
+  // A file kept open, as a CUDA context keeps /dev/nvidia* open: the server must refuse that.
+  if (const char* path = std::getenv("TOY_PREPARE_OPEN")) ::open(path, O_RDONLY);
   return std::getenv("TOY_PREPARE_FAILS") ? 7 : 0;
 }
 }  // namespace
