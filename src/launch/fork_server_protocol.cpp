@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -74,7 +75,13 @@ Status SendForkRequest(int socket, const ForkRequest& request, const std::vector
 }
 
 Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd>* fds, bool* eof) {
-  std::string body(kMaxRequest, '\0');
+  // The message's size first (a peek), so the buffer is what the request needs, not 1 MiB a time.
+  ssize_t size;
+  do {
+    size = ::recv(socket, nullptr, 0, MSG_PEEK | MSG_TRUNC);
+  } while (size < 0 && errno == EINTR);
+  if (size < 0) return Status::RuntimeError(Errno("recv"));
+  std::string body(std::min(static_cast<size_t>(size) + 1, kMaxRequest), '\0');
   iovec iov{body.data(), body.size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)] = {};
   msghdr msg{};
