@@ -94,6 +94,8 @@ Status ForkServerLauncher::StartServer() {
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
     const int null = ::open("/dev/null", O_RDONLY);
     if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(2, 1) < 0 || ::dup2(socket_fd, kServerSocketFd) < 0) ::_exit(127);
+    // dup2 onto itself keeps close-on-exec: the socket would not survive the execve.
+    if (socket_fd == kServerSocketFd) ::fcntl(kServerSocketFd, F_SETFD, 0);
     for (int fd = kServerSocketFd + 1; fd < max_fd; ++fd) ::close(fd);
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
