@@ -35,6 +35,12 @@ expect 2 "quickstart.yaml: trial.command\[0\]: program 'nope' not found" \
   "$bin/cleansweep" validate configs/quickstart.yaml --set 'trial.command=[nope]'
 expect 2 "not an executable file" "$bin/cleansweep" validate configs/quickstart.yaml --set 'trial.command=[python/cleansweep_trial.py]'
 expect 2 "unknown sampler 'tpe2'" "$bin/cleansweep" validate configs/quickstart.yaml --set sampler.kind=tpe2
+# trial.launcher forkserver: command[0] is a plugin, looked up where plugins are built and installed.
+expect 2 "trial.command\[0\]: plugin 'nope.so' not found in $bin" \
+  "$bin/cleansweep" validate configs/quickstart.yaml --set trial.launcher=forkserver --set 'trial.command=[nope.so]'
+expect 2 "plugin './nope.so' is not a readable file" \
+  "$bin/cleansweep" validate configs/quickstart.yaml --set trial.launcher=forkserver --set 'trial.command=[./nope.so]'
+expect 2 "trial.launcher: expected spawn" "$bin/cleansweep" validate configs/quickstart.yaml --set trial.launcher=exec
 expect 2 "cannot open the config file" "$bin/cleansweep" validate missing.yaml
 mkdir -p results && echo keep > results/fashion-quick.h5
 expect 0 "results/fashion-quick.h5 (exists: run --resume continues it)" "$bin/cleansweep" validate configs/quickstart.yaml
