@@ -40,7 +40,8 @@ constexpr int kControlFd = 4;
 // The cloned child: becomes the trial, as ExecTrial in spawn_launcher.cpp does, then runs the
 // plugin instead of exec'ing a program. This process is single-threaded, so unlike there the
 // child may allocate.
-[[noreturn]] void RunTrial(const ForkRequest& request, std::vector<UniqueFd>& fds, TrialMain trial_main) {
+[[noreturn]] void RunTrial(const ForkRequest& request, std::vector<UniqueFd>& fds, TrialMain trial_main,
+                           CommandLineArea command_line) {
   const int out_fd = fds[0].get(), report_fd = fds[1].get(), control_fd = fds[2].get(), error_fd = fds[3].get();
   const int cgroup_fd = request.has_cgroup ? fds[4].get() : -1;
   ::setpgid(0, 0);
@@ -86,8 +87,17 @@ constexpr int kControlFd = 4;
   argv.push_back(nullptr);
   const std::string& plugin = request.argv[0];
   const std::string name = plugin.substr(plugin.find_last_of('/') + 1);
-  ::prctl(PR_SET_NAME, name.substr(0, 15).c_str());  // what ps and top show: the plugin
-  ::close(error_fd);                                 // set up: the worker stops waiting
+  ::prctl(PR_SET_NAME, name.substr(0, 15).c_str());   // what ps and top show: the plugin
+  if (command_line.start && command_line.size > 0) {  // and ps -f / pkill -f: the trial, not the server
+    std::string trial = "?";
+    for (const std::string& e : request.env) {
+      if (e.rfind("CLEANSWEEP_TRIAL=", 0) == 0) trial = e.substr(17);
+    }
+    const std::string title = "cleansweep-trial " + trial + " " + name;
+    std::memset(command_line.start, 0, command_line.size);
+    std::memcpy(command_line.start, title.data(), std::min(title.size(), command_line.size - 1));
+  }
+  ::close(error_fd);  // set up: the worker stops waiting
   const int code = trial_main(static_cast<int>(argv.size() - 1), argv.data());
   std::fflush(nullptr);
   ::_exit(code & 0xff);
@@ -133,7 +143,7 @@ int Refuse(int socket, const std::string& why) {
 
 }  // namespace
 
-int RunForkServer(int socket, const std::string& plugin) {
+int RunForkServer(int socket, const std::string& plugin, CommandLineArea command_line) {
   // Descriptors 0-4 are the trial's; fill the free ones so that no received pipe lands there.
   for (int fd = 0; fd <= kControlFd; ++fd) {
     if (::fcntl(fd, F_GETFD) < 0) ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -186,7 +196,7 @@ int RunForkServer(int socket, const std::string& plugin) {
     // CLONE_PARENT: the worker is the child's parent, so it reaps it, reads its rusage and is
     // signalled by its exit as for a spawned trial, and the child outlives this server.
     const long pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-    if (pid == 0) RunTrial(request, fds, trial_main);
+    if (pid == 0) RunTrial(request, fds, trial_main, command_line);
     const int reply = pid > 0 ? static_cast<int>(pid) : -errno;
     if (!SendMessage(socket, std::to_string(reply)).ok()) return 0;  // the worker is gone
   }

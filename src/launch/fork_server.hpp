@@ -15,8 +15,15 @@ namespace cleansweep {
 // Exit status of the server when the plugin cannot be loaded or prepared.
 inline constexpr int kForkServerBadPlugin = 2;
 
+// The memory of the server's command line (argv[0] to the end of the last argument): a forked
+// trial writes its own title there, so that ps and pkill -f tell trials from their server.
+struct CommandLineArea {
+  char* start = nullptr;
+  size_t size = 0;
+};
+
 // Serves requests on `socket` (fork_server_protocol.hpp) until the worker closes it; returns the
 // exit status. Messages go to stderr, which is the worker's.
-int RunForkServer(int socket, const std::string& plugin);
+int RunForkServer(int socket, const std::string& plugin, CommandLineArea command_line = {});
 
 }  // namespace cleansweep

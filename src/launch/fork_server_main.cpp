@@ -14,5 +14,7 @@ int main(int argc, char** argv) {
                  "A worker of `cleansweep run` starts this with trial.launcher: forkserver; it is not run by hand.\n");
     return 2;
   }
-  return cleansweep::RunForkServer(std::atoi(argv[2]), argv[3]);
+  cleansweep::CommandLineArea area{argv[0],
+                                   static_cast<size_t>(argv[argc - 1] + std::strlen(argv[argc - 1]) - argv[0])};
+  return cleansweep::RunForkServer(std::atoi(argv[2]), argv[3], area);
 }

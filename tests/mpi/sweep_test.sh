@@ -199,6 +199,27 @@ PY
     grep -q "could not load $work/bogus.so: cannot load the plugin: .*bogus.so" err.txt || fail "message: $(cat err.txt)"
     ! pgrep -f "cleansweep-forkserver --socket 3 $work/bogus.so" > /dev/null || fail "a fork server was left running"
     [ ! -e bogus.h5 ] || fail "a study file was left behind"
+    # Fork servers killed (SIGKILL) twice while trials run: running trials finish, workers start
+    # new servers, every trial is recorded.
+    sed -i "s|$work/bogus.so|$work/toy_plugin.so|; s|storage: $work/bogus.h5|storage: $work/killed.h5|; s|n_trials: 40|n_trials: 30|; s|choices: \[ok, fail, crash, noreport, oom\]|choices: [curve]|" fork.yaml
+    printf '  steps: 5\n  step_sleep: 0.05\n  q: 0.5\n' >> fork.yaml
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run fork.yaml > out.txt 2> err.txt &
+    run=$!
+    for _ in 1 2; do
+      sleep 1.2
+      pkill -KILL -f "cleansweep-forkserver --socket 3 $work/toy_plugin.so" || fail "no fork server to kill"
+    done
+    wait $run || fail "run exited $? after its fork servers were killed: $(cat err.txt)"
+    grep -q "the fork server (pid [0-9]*, $work/toy_plugin.so) killed by signal 9 (Killed); starting a new one" err.txt ||
+      fail "no restart warning: $(cat err.txt)"
+    /usr/bin/python3 - "$work/killed.h5" << 'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    t = f["trials"][:]
+states = sorted(set(s.decode() for s in t["state"]))
+assert len(t) == 30 and states == ["COMPLETE"], (len(t), states, [r.decode()[:80] for r in t["reason"]])
+assert all(abs(v - 0.5) < 1e-9 for v in t["value"]), t["value"]
+PY
     ;;
   one_rank)  # a single rank explains how to start it
     toy_config one 2 "{kind: random}" "ok"
