@@ -16,6 +16,7 @@
 #include <cstring>
 #include <vector>
 
+#include "launch/child_process.hpp"
 #include "launch/fork_server_protocol.hpp"
 
 extern char** environ;
@@ -58,22 +59,10 @@ constexpr int kControlFd = 4;
       ::dup2(report_fd, kReportFd) < 0 || ::dup2(control_fd, kControlFd) < 0) {
     ChildFailed(error_fd);
   }
-  // Every other fd goes, the server's socket too: two close_range calls (Linux 5.9), else one by one.
-  if (::syscall(SYS_close_range, kControlFd + 1, error_fd - 1, 0) != 0 ||
-      ::syscall(SYS_close_range, error_fd + 1, ~0U, 0) != 0) {
-    rlimit files{};
-    ::getrlimit(RLIMIT_NOFILE, &files);
-    const int max_fd = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536));
-    for (int fd = kControlFd + 1; fd < max_fd; ++fd) {
-      if (fd != error_fd) ::close(fd);
-    }
-  }
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  CloseFdsAbove(kControlFd, error_fd, static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536)));  // the socket too
+  ResetSignals();
   // The trial's environment replaces the server's; the strings live as long as this process.
   static std::vector<std::string> env_strings;
   static std::vector<char*> envp;

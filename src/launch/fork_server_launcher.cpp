@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "launch/child_process.hpp"
 #include "launch/fork_server_protocol.hpp"
 
 namespace cleansweep {
@@ -96,13 +97,8 @@ Status ForkServerLauncher::StartServer() {
     if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(2, 1) < 0 || ::dup2(socket_fd, kServerSocketFd) < 0) ::_exit(127);
     // dup2 onto itself keeps close-on-exec: the socket would not survive the execve.
     if (socket_fd == kServerSocketFd) ::fcntl(kServerSocketFd, F_SETFD, 0);
-    for (int fd = kServerSocketFd + 1; fd < max_fd; ++fd) ::close(fd);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    CloseFdsAbove(kServerSocketFd, -1, max_fd);
+    ResetSignals();
     ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }

@@ -20,6 +20,7 @@
 #include <optional>
 #include <thread>
 
+#include "launch/child_process.hpp"
 #include "launch/output_capture.hpp"
 #include "launch/trial_cgroup.hpp"
 #include "util/unique_fd.hpp"
@@ -250,17 +251,6 @@ class SpawnedTrial : public TrialProcess {
   ::_exit(127);
 }
 
-// Closes every fd above `above` but `keep`, in two close_range calls (Linux 5.9), or one by one up
-// to `max_fd` on older kernels: that loop alone costs milliseconds per trial with a high fd limit.
-void CloseAbove(int above, int keep, int max_fd) {
-  if (::syscall(SYS_close_range, above + 1, keep - 1, 0) == 0 && ::syscall(SYS_close_range, keep + 1, ~0U, 0) == 0) {
-    return;
-  }
-  for (int fd = above + 1; fd < max_fd; ++fd) {
-    if (fd != keep) ::close(fd);
-  }
-}
-
 [[noreturn]] void ExecTrial(const ChildSetup& c) {
   ::setpgid(0, 0);  // its own group, so a timeout kills grandchildren too
   // Killed with its worker, even by SIGKILL; the check closes the race with a worker that died
@@ -280,13 +270,8 @@ void CloseAbove(int above, int keep, int max_fd) {
     ChildFailed(e.error_fd);
   }
   // Everything above the protocol fds goes, except the error pipe (close-on-exec).
-  CloseAbove(SpawnLauncher::kControlFd, e.error_fd, c.max_fd);
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);  // the worker ignores SIGPIPE
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  CloseFdsAbove(SpawnLauncher::kControlFd, e.error_fd, c.max_fd);
+  ResetSignals();
   ::execve(c.argv[0], c.argv, c.envp);
   ChildFailed(e.error_fd);
 }
