@@ -1,13 +1,40 @@
 // The steps every child we start takes between fork and running the trial (or the fork server),
 // shared by SpawnLauncher, the fork server and its launcher. Async-signal-safe: the parent may have
-// threads (MPI's), so nothing here allocates or takes a lock.
+// threads (MPI's), so nothing here allocates or takes a lock. Header-only: the fork server links
+// none of the core library.
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
+
+#include "util/unique_fd.hpp"
+
 namespace cleansweep {
+
+// The fds a trial finds its report pipe (CLEANSWEEP_REPORT_FD) and control pipe
+// (CLEANSWEEP_CONTROL_FD) on.
+inline constexpr int kTrialReportFd = 3;
+inline constexpr int kTrialControlFd = 4;
+
+// The trial's ends of its pipes and what its child process must set up before running it, for
+// whatever starts that process (a fork and exec, or the fork server).
+struct ChildEnds {
+  int out_fd = -1;      // becomes its stdout and stderr
+  int report_fd = -1;   // becomes kTrialReportFd
+  int control_fd = -1;  // becomes kTrialControlFd
+  // Setup failures: the child writes its errno here and exits 127. The child holds it until it
+  // runs the trial (close-on-exec, or an explicit close), so EOF means it started.
+  int error_fd = -1;
+  int cgroup_fd = -1;             // cgroup.procs the child writes "0" to first, or -1
+  std::int64_t memory_limit = 0;  // RLIMIT_DATA the child sets, or 0
+};
 
 // Every signal back to its default action, none blocked (the worker ignores SIGPIPE and blocks
 // some; a trial must start as a fresh program would).
@@ -30,6 +57,36 @@ inline void CloseFdsAbove(int above, int keep, int max_fd) {
   for (int fd = above + 1; fd < max_fd; ++fd) {
     if (fd != keep) ::close(fd);
   }
+}
+
+// Reports errno to the parent through the error pipe and ends the child.
+[[noreturn]] inline void ChildFailed(int error_fd) {
+  const int e = errno;
+  WriteAll(error_fd, reinterpret_cast<const char*>(&e), sizeof e);
+  ::_exit(127);
+}
+
+// Makes this freshly forked process the trial `ends` describe, up to running its code: its own
+// process group (a timeout kills grandchildren too), death with `parent` (the worker; the check
+// closes the race with a worker that died before the prctl), its cgroup (before anything it
+// starts, so that is in it too; should the write fail, the group and the orphan sweep still
+// track it), its memory limit, stdin from /dev/null, the pipes on fds 1-4, nothing else open but
+// the error pipe, default signals.
+inline void BecomeTrial(const ChildEnds& e, pid_t parent, int max_fd) {
+  ::setpgid(0, 0);
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
+  if (e.cgroup_fd >= 0) (void)!::write(e.cgroup_fd, "0", 1);
+  if (e.memory_limit > 0) {
+    const rlimit limit{static_cast<rlim_t>(e.memory_limit), static_cast<rlim_t>(e.memory_limit)};
+    if (::setrlimit(RLIMIT_DATA, &limit) != 0) ChildFailed(e.error_fd);
+  }
+  const int null = ::open("/dev/null", O_RDONLY);
+  if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(e.out_fd, 1) < 0 || ::dup2(e.out_fd, 2) < 0 ||
+      ::dup2(e.report_fd, kTrialReportFd) < 0 || ::dup2(e.control_fd, kTrialControlFd) < 0) {
+    ChildFailed(e.error_fd);
+  }
+  CloseFdsAbove(kTrialControlFd, e.error_fd, max_fd);
+  ResetSignals();
 }
 
 }  // namespace cleansweep

@@ -28,41 +28,22 @@ namespace {
 using TrialMain = int (*)(int, char**);
 using Prepare = int (*)();
 constexpr int kPluginVersion = 1;
-// Where the trial's pipes land, as for a spawned trial (SpawnLauncher::kReportFd, kControlFd).
-constexpr int kReportFd = 3;
-constexpr int kControlFd = 4;
-
-[[noreturn]] void ChildFailed(int error_fd) {
-  const int e = errno;
-  WriteAll(error_fd, reinterpret_cast<const char*>(&e), sizeof e);
-  ::_exit(127);
-}
 
 // The cloned child: becomes the trial, as ExecTrial in spawn_launcher.cpp does, then runs the
 // plugin instead of exec'ing a program. This process is single-threaded, so unlike there the
 // child may allocate.
 [[noreturn]] void RunTrial(const ForkRequest& request, std::vector<UniqueFd>& fds, TrialMain trial_main,
                            CommandLineArea command_line) {
-  const int out_fd = fds[0].get(), report_fd = fds[1].get(), control_fd = fds[2].get(), error_fd = fds[3].get();
-  const int cgroup_fd = request.has_cgroup ? fds[4].get() : -1;
-  ::setpgid(0, 0);
-  // Dies with the worker, its parent (CLONE_PARENT); the check closes the race with a worker that
-  // died before the prctl.
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != request.parent) ::_exit(127);
-  if (cgroup_fd >= 0) (void)!::write(cgroup_fd, "0", 1);
-  if (request.memory_limit > 0) {
-    const rlimit limit{static_cast<rlim_t>(request.memory_limit), static_cast<rlim_t>(request.memory_limit)};
-    if (::setrlimit(RLIMIT_DATA, &limit) != 0) ChildFailed(error_fd);
-  }
-  const int null = ::open("/dev/null", O_RDONLY);
-  if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(out_fd, 2) < 0 ||
-      ::dup2(report_fd, kReportFd) < 0 || ::dup2(control_fd, kControlFd) < 0) {
-    ChildFailed(error_fd);
-  }
+  ChildEnds ends;
+  ends.out_fd = fds[0].get();
+  ends.report_fd = fds[1].get();
+  ends.control_fd = fds[2].get();
+  ends.error_fd = fds[3].get();
+  ends.cgroup_fd = request.has_cgroup ? fds[4].get() : -1;
+  ends.memory_limit = request.memory_limit;
   rlimit files{};
   ::getrlimit(RLIMIT_NOFILE, &files);
-  CloseFdsAbove(kControlFd, error_fd, static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536)));  // the socket too
-  ResetSignals();
+  BecomeTrial(ends, request.parent, static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536)));
   // The trial's environment replaces the server's; the strings live as long as this process.
   static std::vector<std::string> env_strings;
   static std::vector<char*> envp;
@@ -86,7 +67,7 @@ constexpr int kControlFd = 4;
     std::memset(command_line.start, 0, command_line.size);
     std::memcpy(command_line.start, title.data(), std::min(title.size(), command_line.size - 1));
   }
-  ::close(error_fd);  // set up: the worker stops waiting
+  ::close(ends.error_fd);  // set up: the worker stops waiting
   const int code = trial_main(static_cast<int>(argv.size() - 1), argv.data());
   std::fflush(nullptr);
   ::_exit(code & 0xff);
@@ -134,7 +115,7 @@ int Refuse(int socket, const std::string& why) {
 
 int RunForkServer(int socket, const std::string& plugin, CommandLineArea command_line) {
   // Descriptors 0-4 are the trial's; fill the free ones so that no received pipe lands there.
-  for (int fd = 0; fd <= kControlFd; ++fd) {
+  for (int fd = 0; fd <= kTrialControlFd; ++fd) {
     if (::fcntl(fd, F_GETFD) < 0) ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   }
   // RTLD_NOW: a missing symbol is an error here, once, not a crash in every trial.

@@ -243,37 +243,11 @@ class SpawnedTrial : public TrialProcess {
 };
 
 // The child's side of Spawn(), between fork and exec: async-signal-safe calls only (the worker
-// has MPI threads). Never returns; on failure it writes errno to `error_fd` and exits 127.
-// Reports errno to the worker through the error pipe and ends the child.
-[[noreturn]] void ChildFailed(int error_fd) {
-  const int e = errno;
-  WriteAll(error_fd, reinterpret_cast<const char*>(&e), sizeof e);
-  ::_exit(127);
-}
-
+// has MPI threads). Never returns; on failure it writes errno to the error pipe and exits 127.
 [[noreturn]] void ExecTrial(const ChildSetup& c) {
-  ::setpgid(0, 0);  // its own group, so a timeout kills grandchildren too
-  // Killed with its worker, even by SIGKILL; the check closes the race with a worker that died
-  // before the prctl.
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != c.parent) ::_exit(127);
-  // Into its cgroup before exec, so that everything it starts is in it too. Should the write fail,
-  // the process group and the orphan sweep still track it.
-  const ChildEnds& e = c.ends;
-  if (e.cgroup_fd >= 0) (void)!::write(e.cgroup_fd, "0", 1);
-  if (e.memory_limit > 0) {
-    const rlimit limit{static_cast<rlim_t>(e.memory_limit), static_cast<rlim_t>(e.memory_limit)};
-    if (::setrlimit(RLIMIT_DATA, &limit) != 0) ChildFailed(e.error_fd);
-  }
-  const int null = ::open("/dev/null", O_RDONLY);
-  if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(e.out_fd, 1) < 0 || ::dup2(e.out_fd, 2) < 0 ||
-      ::dup2(e.report_fd, SpawnLauncher::kReportFd) < 0 || ::dup2(e.control_fd, SpawnLauncher::kControlFd) < 0) {
-    ChildFailed(e.error_fd);
-  }
-  // Everything above the protocol fds goes, except the error pipe (close-on-exec).
-  CloseFdsAbove(SpawnLauncher::kControlFd, e.error_fd, c.max_fd);
-  ResetSignals();
+  BecomeTrial(c.ends, c.parent, c.max_fd);  // the error pipe stays, close-on-exec
   ::execve(c.argv[0], c.argv, c.envp);
-  ChildFailed(e.error_fd);
+  ChildFailed(c.ends.error_fd);
 }
 
 Status SpawnedTrial::Spawn(const ChildStarter& start, UniqueFd* out_w, UniqueFd* report_w, UniqueFd* control_r) {

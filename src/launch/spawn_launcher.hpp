@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "launch/child_process.hpp"
 #include "launch/launcher.hpp"
 
 namespace cleansweep {
@@ -17,8 +18,8 @@ class SpawnLauncher : public Launcher {
  public:
   // The file descriptors the trial finds its report pipe (CLEANSWEEP_REPORT_FD) and its control
   // pipe (CLEANSWEEP_CONTROL_FD) on.
-  static constexpr int kReportFd = 3;
-  static constexpr int kControlFd = 4;
+  static constexpr int kReportFd = kTrialReportFd;
+  static constexpr int kControlFd = kTrialControlFd;
 
   Result<std::unique_ptr<TrialProcess>> Start(const LaunchSpec& spec) override;
 
@@ -37,19 +38,6 @@ class SpawnLauncher : public Launcher {
   // SIGKILLs the process group of every trial this process has running. Async-signal-safe: a
   // worker calls it from its SIGTERM/SIGINT handler so that no trial outlives a killed sweep.
   static void KillRunningTrials();
-};
-
-// The trial's ends of its pipes and what its child process must set up before running it, for
-// whatever starts that process (a fork and exec, or the fork server).
-struct ChildEnds {
-  int out_fd = -1;      // becomes its stdout and stderr
-  int report_fd = -1;   // becomes SpawnLauncher::kReportFd
-  int control_fd = -1;  // becomes SpawnLauncher::kControlFd
-  // Setup failures: the child writes its errno here and exits 127. The child holds it until it
-  // runs the trial (close-on-exec, or an explicit close), so EOF means it started.
-  int error_fd = -1;
-  int cgroup_fd = -1;             // cgroup.procs the child writes "0" to first, or -1
-  std::int64_t memory_limit = 0;  // RLIMIT_DATA the child sets, or 0
 };
 
 // Starts the process of one trial, which must be a child of this process (fork, or clone with
