@@ -23,6 +23,18 @@ std::string OwnDirectory() {
   return ec ? std::string() : self.parent_path().string();
 }
 
+// A bare program name next to the running executable, then on PATH; "" when neither has it.
+std::string FindNextToUsOrOnPath(const std::string& name) {
+  const std::string own = OwnDirectory();
+  if (!own.empty() && IsExecutableFile(own + "/" + name)) return own + "/" + name;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (!dir.empty() && IsExecutableFile(dir + "/" + name)) return dir + "/" + name;
+  }
+  return "";
+}
+
 }  // namespace
 
 Result<std::string> ResolveProgram(const std::string& word) {
@@ -40,15 +52,9 @@ Result<std::string> ResolveProgram(const std::string& word) {
     }
     return std::filesystem::absolute(word, ec).string();
   }
-  const std::string own = OwnDirectory();
-  if (!own.empty() && IsExecutableFile(own + "/" + word)) return own + "/" + word;
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    if (!dir.empty() && IsExecutableFile(dir + "/" + word)) return dir + "/" + word;
-  }
-  return Status::InvalidInput("trial.command[0]: program '" + word + "' not found next to cleansweep (" + own +
-                              ") nor on PATH; give its path, or install it");
+  if (std::string found = FindNextToUsOrOnPath(word); !found.empty()) return found;
+  return Status::InvalidInput("trial.command[0]: program '" + word + "' not found next to cleansweep (" +
+                              OwnDirectory() + ") nor on PATH; give its path, or install it");
 }
 
 Result<std::string> ResolvePlugin(const std::string& word) {
@@ -83,15 +89,9 @@ Result<std::string> FindForkServer() {
       return Status::InvalidInput(std::string("CLEANSWEEP_FORKSERVER=") + set + " is not an executable file");
     return std::string(set);
   }
-  const std::string own = OwnDirectory();
-  if (!own.empty() && IsExecutableFile(own + "/cleansweep-forkserver")) return own + "/cleansweep-forkserver";
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    if (!dir.empty() && IsExecutableFile(dir + "/cleansweep-forkserver")) return dir + "/cleansweep-forkserver";
-  }
+  if (std::string found = FindNextToUsOrOnPath("cleansweep-forkserver"); !found.empty()) return found;
   return Status::InvalidInput(
-      "trial.launcher forkserver: cleansweep-forkserver is neither next to cleansweep (" + own +
+      "trial.launcher forkserver: cleansweep-forkserver is neither next to cleansweep (" + OwnDirectory() +
       ") nor on PATH; it is built and installed with cleansweep (or set CLEANSWEEP_FORKSERVER)");
 }
 
