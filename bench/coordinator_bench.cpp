@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/bench_study.hpp"
 #include "coordinator/coordinator.hpp"
 #include "study/study_file.hpp"
 #include "transport/in_process_transport.hpp"
@@ -86,12 +87,7 @@ int Main(int argc, char** argv) {
       std::filesystem::temp_directory_path() / ("cs-coord-bench-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   Result<StudyConfig> config = LoadConfigText(
-      "study: {name: bench, direction: maximize, n_trials: " + std::to_string(trials) +
-          ", storage: " + (dir / "bench.h5").string() +
-          "}\nsampler: {kind: random, seed: 1}\ntrial: {command: [true]}\n"
-          "space:\n  lr: {type: float, low: 1.0e-5, high: 1.0, log: true}\n  layers: {type: int, low: 1, high: 8}\n"
-          "  optimizer: {type: categorical, choices: [sgd, adam, adamw]}\n  dropout: {type: float, low: 0.0, high: "
-          "0.5}\n",
+      bench::BenchStudyYaml("bench", "maximize", trials, (dir / "bench.h5").string(), "{kind: random, seed: 1}"),
       "bench");
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", config.status().message().c_str());

@@ -20,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/bench_study.hpp"
 #include "coordinator/coordinator.hpp"
 #include "study/study_store.hpp"
 
@@ -181,14 +182,10 @@ int Main(int argc, char** argv) {
   app.add_option("--batch-asks", batch_asks, "ask the sampler once for all workers free in a turn (TPE)");
   CLI11_PARSE(app, argc, argv);
   const auto trials = static_cast<std::int64_t>(per_worker * workers);
-  Result<StudyConfig> config = LoadConfigText(
-      "study: {name: sim, direction: minimize, n_trials: " + std::to_string(trials) +
-          ", storage: /nonexistent/sim.h5}\nsampler: {kind: " + sampler_kind + ", seed: " + std::to_string(seed) +
-          "}\ntrial: {command: [true]}\n"
-          "space:\n  lr: {type: float, low: 1.0e-5, high: 1.0, log: true}\n  layers: {type: int, low: 1, high: 8}\n"
-          "  optimizer: {type: categorical, choices: [sgd, adam, adamw]}\n  dropout: {type: float, low: 0.0, high: "
-          "0.5}\n",
-      "sim");
+  Result<StudyConfig> config =
+      LoadConfigText(bench::BenchStudyYaml("sim", "minimize", trials, "/nonexistent/sim.h5",
+                                           "{kind: " + sampler_kind + ", seed: " + std::to_string(seed) + "}"),
+                     "sim");
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", config.status().message().c_str());
     return 2;
