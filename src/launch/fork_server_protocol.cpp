@@ -66,20 +66,14 @@ Status SendForkRequest(int socket, const ForkRequest& request, const std::vector
   header->cmsg_type = SCM_RIGHTS;
   header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
   std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
-  ssize_t n;
-  do {
-    n = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
+  const ssize_t n = RetryOnEintr([&] { return ::sendmsg(socket, &msg, MSG_NOSIGNAL); });
   if (n < 0) return Status::RuntimeError(Errno("sendmsg to the fork server"));
   return Status::Ok();
 }
 
 Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd>* fds, bool* eof) {
   // The message's size first (a peek), so the buffer is what the request needs, not 1 MiB a time.
-  ssize_t size;
-  do {
-    size = ::recv(socket, nullptr, 0, MSG_PEEK | MSG_TRUNC);
-  } while (size < 0 && errno == EINTR);
+  const ssize_t size = RetryOnEintr([&] { return ::recv(socket, nullptr, 0, MSG_PEEK | MSG_TRUNC); });
   if (size < 0) return Status::RuntimeError(Errno("recv"));
   std::string body(std::min(static_cast<size_t>(size) + 1, kMaxRequest), '\0');
   iovec iov{body.data(), body.size()};
@@ -89,10 +83,7 @@ Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd
   msg.msg_iovlen = 1;
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
-  ssize_t n;
-  do {
-    n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
+  const ssize_t n = RetryOnEintr([&] { return ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC); });
   *eof = n == 0;
   if (n == 0) return Status::Ok();
   if (n < 0) return Status::RuntimeError(Errno("recvmsg"));
@@ -124,34 +115,20 @@ Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd
 }
 
 Status SendMessage(int socket, const std::string& text) {
-  ssize_t n;
-  do {
-    n = ::send(socket, text.data(), text.size(), MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
+  const ssize_t n = RetryOnEintr([&] { return ::send(socket, text.data(), text.size(), MSG_NOSIGNAL); });
   if (n < 0) return Status::RuntimeError(Errno("send"));
   return Status::Ok();
 }
 
 Status ReceiveMessage(int socket, int timeout_ms, std::string* text) {
   pollfd p{socket, POLLIN, 0};
-  int ready;
-  do {
-    ready = ::poll(&p, 1, timeout_ms);
-  } while (ready < 0 && errno == EINTR);
+  const int ready = RetryOnEintr([&] { return ::poll(&p, 1, timeout_ms); });
   if (ready < 0) return Status::RuntimeError(Errno("poll"));
   if (ready == 0) return Status::RuntimeError("no answer within " + std::to_string(timeout_ms / 1000) + " s");
   char buf[4096];
-  ssize_t n;
-  do {
-    n = ::recv(socket, buf, sizeof buf, 0);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) {
-    if (errno == ECONNRESET)
-      n = 0;  // the other side died: like EOF
-    else
-      return Status::RuntimeError(Errno("recv"));
-  }
-  text->assign(buf, static_cast<size_t>(n));
+  const ssize_t n = RetryOnEintr([&] { return ::recv(socket, buf, sizeof buf, 0); });
+  if (n < 0 && errno != ECONNRESET) return Status::RuntimeError(Errno("recv"));
+  text->assign(buf, n < 0 ? 0 : static_cast<size_t>(n));  // ECONNRESET: the other side died, like EOF
   return Status::Ok();
 }
 

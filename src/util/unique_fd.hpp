@@ -36,6 +36,14 @@ class UniqueFd {
   int fd_ = -1;
 };
 
+// Calls `call` again while it fails with EINTR; returns its last result (fmt's FMT_RETRY).
+template <class Call>
+auto RetryOnEintr(Call call) {
+  auto result = call();
+  while (result < 0 && errno == EINTR) result = call();
+  return result;
+}
+
 // read(2) retried on EINTR.
 inline ssize_t ReadRetry(int fd, void* buf, size_t n) {
   ssize_t r;
