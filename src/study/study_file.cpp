@@ -224,9 +224,23 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
   Result<StudyLock> lock = StudyLock::Acquire(path);
   if (!lock.ok()) return lock.status();
   std::unique_ptr<Impl> file = Impl::Make(path, std::move(*lock), config);
+  // A writer outside SWMR mode marks the file "open for writing" and no reader can open it until
+  // it closes; killed in that state it leaves the file unreadable until repaired. So when the
+  // stored config and space are already the ones given (a requeued or plainly resumed run), the
+  // file is opened straight into SWMR writing and there is no such moment at all; only a config
+  // changed by --set opens it plainly for the few milliseconds its attributes take.
+  const bool unchanged = [&] {
+    Result<h5::Handle> r = h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT), "");
+    if (!r.ok()) return false;
+    const Result<std::string> stored_config = h5::ReadStringAttr(r->get(), "config");
+    const Result<std::string> stored_space = h5::ReadStringAttr(r->get(), "space");
+    return stored_config.ok() && *stored_config == config.yaml_text && stored_space.ok() &&
+           *stored_space == SpaceJson(config.space);
+  }();
   h5::Handle fapl = LatestFormatAccess(true);
   Result<h5::Handle> f =
-      h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), path + ": cannot open the study file to resume it");
+      h5::CheckId(H5Fopen(path.c_str(), unchanged ? H5F_ACC_RDWR | H5F_ACC_SWMR_WRITE : H5F_ACC_RDWR, fapl.get()),
+                  path + ": cannot open the study file to resume it");
   if (!f.ok()) return f.status();
   file->file = std::move(*f);
   Result<long long> schema = h5::ReadIntAttr(file->file.get(), "schema_version");
@@ -236,10 +250,12 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
                                 "; this cleansweep resumes schema " + std::to_string(kStudySchemaVersion) +
                                 " only. Start a new study (the old file stays readable with cleansweep show)");
   }
-  if (H5Aexists(file->file.get(), "config") > 0) H5Adelete(file->file.get(), "config");
-  CS_RETURN_IF_ERROR(h5::WriteAttr(file->file.get(), "config", config.yaml_text));
-  if (H5Aexists(file->file.get(), "space") > 0) H5Adelete(file->file.get(), "space");
-  CS_RETURN_IF_ERROR(h5::WriteAttr(file->file.get(), "space", SpaceJson(config.space)));
+  if (!unchanged) {
+    if (H5Aexists(file->file.get(), "config") > 0) H5Adelete(file->file.get(), "config");
+    CS_RETURN_IF_ERROR(h5::WriteAttr(file->file.get(), "config", config.yaml_text));
+    if (H5Aexists(file->file.get(), "space") > 0) H5Adelete(file->file.get(), "space");
+    CS_RETURN_IF_ERROR(h5::WriteAttr(file->file.get(), "space", SpaceJson(config.space)));
+  }
   for (auto [name, handle, rows] : {std::tuple{"trials", &file->trials, &file->trial_rows},
                                     std::tuple{"intermediate", &file->intermediate, &file->intermediate_rows}}) {
     Result<h5::Handle> d =
@@ -261,7 +277,7 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
                       path + ": cannot read the trial numbers"));
   }
   for (hsize_t row = 0; row < numbers.size(); ++row) file->row_of[numbers[row]] = row;
-  CS_RETURN_IF_ERROR(file->StartSwmr());
+  if (!unchanged) CS_RETURN_IF_ERROR(file->StartSwmr());
   return std::unique_ptr<StudyFile>(new StudyFile(std::move(file)));
 }
 

@@ -195,6 +195,30 @@ TEST(StudyFile, AKilledWriterLeavesAFileThatOpensAndResumes) {
   EXPECT_FALSE(std::filesystem::exists(StudyLock::LockPath(path)));  // released and removed
 }
 
+// A resume with the stored config opens the file straight into SWMR writing and leaves the stored
+// config alone; one whose config changed (--set on resume) stores the new text. Both stay readable
+// while they write, and after.
+TEST(StudyFile, ResumingKeepsOrReplacesTheStoredConfigAsItChanged) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  ASSERT_TRUE(StudyFile::Create(path, Config(path)).ok());
+  for (const bool change : {false, true}) {
+    StudyConfig config = Config(path);
+    if (change) config.yaml_text += "# resumed with --set\n";
+    Result<std::unique_ptr<StudyFile>> file = StudyFile::Reopen(path, config);
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    ASSERT_TRUE((*file)->PutTrial(Record(change ? 1 : 0, true)).ok());
+    Result<StudyData> during = ReadStudyFile(path);  // a reader while the writer holds the file
+    ASSERT_TRUE(during.ok()) << during.status().message();
+    EXPECT_EQ(during->config.yaml_text, config.yaml_text);
+    file->reset();
+  }
+  Result<StudyData> read = ReadStudyFile(path);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->trials.size(), 2u);
+  EXPECT_NE(read->config.yaml_text.find("# resumed with --set"), std::string::npos);
+}
+
 TEST(StudyFile, ASecondWriterIsRefusedWithTheHolderNamed) {
   TempDir dir;
   const std::string path = dir.File("s.h5");
