@@ -138,7 +138,10 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
   if (!args.shard.empty()) sets.push_back("study.shard=" + args.shard);
   Result<PreparedStudy> prepared = PrepareStudy(args.config, sets, mode, args.force);
   if (!prepared.ok()) {
-    for (int rank = 1; rank < transport->size(); ++rank) transport->Send(rank, StopMsg{"invalid config"});
+    for (int rank = 1; rank < transport->size(); ++rank) {
+      // The config error is the message; a worker we cannot reach ends with mpirun anyway.
+      CS_IGNORE_ERROR(transport->Send(rank, StopMsg{"invalid config"}));
+    }
     return ReportError(prepared.status());
   }
   const StudyConfig& config = prepared->config;

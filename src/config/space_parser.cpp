@@ -2,8 +2,10 @@
 
 #include "config/study_config.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 
 namespace cleansweep {
 namespace {
@@ -72,6 +74,23 @@ Status ParseBounds(const YamlReader& r, const YAML::Node& node, const std::strin
     if (*step <= 0) return r.Error(node["step"], key + ".step", "step must be > 0");
     if (spec->log && !(is_int && *step == 1)) {
       return r.Error(node["step"], key + ".step", "step and log cannot be combined");
+    }
+    // A step that does not divide the range would make `high` unreachable without saying so.
+    const double steps = (spec->high - spec->low) / *step;
+    if (std::abs(steps - std::round(steps)) > 1e-9 * std::max(1.0, steps)) {
+      const auto near = [](double x) {  // 0.8999999999999999 reads better as 0.9
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.12g", x);
+        return std::string(buf);
+      };
+      const std::string below = near(spec->low + std::floor(steps) * *step);
+      const std::string above = near(spec->low + std::ceil(steps) * *step);
+      const auto show = [&](double x) {
+        return is_int ? std::to_string(std::llround(x)) : FormatValue(x);
+      };
+      return r.Error(node["step"], key + ".step",
+                     "step " + show(*step) + " does not divide [" + show(spec->low) + ", " + show(spec->high) + "]: the high end would never be sampled; use high " + below +
+                         " or " + above + ", or another step");
     }
     spec->step = *step;
   }

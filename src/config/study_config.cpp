@@ -80,6 +80,7 @@ Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out
   if (node["time_budget"]) {
     Result<Millis> t = r.Duration(node["time_budget"], "study.time_budget");
     if (!t.ok()) return t.status();
+    if (t->count() <= 0) return r.Error(node["time_budget"], "study.time_budget", "must be longer than 0s");
     out->time_budget = *t;
   }
   out->storage = "results/" + out->name + ".h5";
@@ -301,6 +302,7 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
   if (node["timeout"]) {
     Result<Millis> t = r.Duration(node["timeout"], "trial.timeout");
     if (!t.ok()) return t.status();
+    if (t->count() <= 0) return r.Error(node["timeout"], "trial.timeout", "must be longer than 0s");
     out->timeout = *t;
   }
   if (node["kill_grace"]) {
@@ -468,12 +470,17 @@ Result<std::vector<std::string>> PlaceholdersIn(const std::string& word) {
 
 Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& source,
                                    const std::vector<std::string>& overrides) {
+  if (text.size() > kMaxConfigBytes) {
+    return Status::InvalidInput(source + ": " + std::to_string(text.size()) + " bytes; a config may hold at most " +
+                                std::to_string(kMaxConfigBytes) + " (is this the right file?)");
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    return Status::InvalidInput(source + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+  } catch (const YAML::Exception& e) {  // syntax errors, and nesting past yaml-cpp's own depth guard
+    const std::string where =
+        e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+    return Status::InvalidInput(source + where + ": YAML syntax error: " + e.msg);
   }
   if (!root.IsMap()) {
     return Status::InvalidInput(source + ": expected a mapping with study:, sampler:, trial: and space:");
@@ -482,6 +489,7 @@ Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& s
   for (const std::string& o : overrides) CS_RETURN_IF_ERROR(ApplyOverride(o, root, &overridden));
 
   const YamlReader r(source, overridden);
+  CS_RETURN_IF_ERROR(r.CheckTree(root));
   CS_RETURN_IF_ERROR(r.CheckKeys(root, "", {"study", "sampler", "pruner", "trial", "space", "workers", "enqueue"}));
   StudyConfig config;
   config.source = source;

@@ -104,6 +104,9 @@ struct StudyConfig {
 // first. Every failure is InvalidInput with "file:line:col: key: what is allowed".
 Result<StudyConfig> LoadConfigFile(const std::string& path, const std::vector<std::string>& overrides);
 
+// A config text longer than this is refused before it is parsed.
+inline constexpr size_t kMaxConfigBytes = 1 << 20;
+
 // Same, from text; `source` names it in messages.
 Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& source,
                                    const std::vector<std::string>& overrides = {});

@@ -3,6 +3,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <map>
+#include <vector>
+
+#include "util/utf8.hpp"
 
 namespace cleansweep {
 namespace {
@@ -41,7 +45,60 @@ std::string Describe(const YAML::Node& node) {
   return "nothing";
 }
 
+std::string Line(const YAML::Node& node) {
+  return node.Mark().is_null() ? std::string("?") : std::to_string(node.Mark().line + 1);
+}
+
 }  // namespace
+
+Status YamlReader::CheckTree(const YAML::Node& root) const {
+  struct Pending {
+    YAML::Node node;
+    std::string key;
+    int depth;
+  };
+  std::vector<Pending> stack{{root, "", 0}};  // iterative: the walk itself must not recurse
+  int visited = 0;
+  const auto text_ok = [&](const YAML::Node& node, const std::string& key) -> Status {
+    const std::string& text = node.Scalar();
+    if (text.find('\0') != std::string::npos) return Error(node, key, "text contains a NUL byte");
+    if (!IsValidUtf8(text)) return Error(node, key, "text is not valid UTF-8");
+    return Status::Ok();
+  };
+  while (!stack.empty()) {
+    Pending item = std::move(stack.back());
+    stack.pop_back();
+    if (++visited > kMaxNodes) {
+      return Error(root, "config", "more than " + std::to_string(kMaxNodes) + " values (aliases expanded)");
+    }
+    if (item.depth > kMaxDepth) {
+      return Error(item.node, item.key, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    }
+    const auto child_key = [&](const std::string& name) { return item.key.empty() ? name : item.key + "." + name; };
+    if (item.node.IsScalar()) {
+      CS_RETURN_IF_ERROR(text_ok(item.node, item.key.empty() ? "config" : item.key));
+    } else if (item.node.IsSequence()) {
+      for (size_t i = 0; i < item.node.size(); ++i) {
+        stack.push_back({item.node[i], item.key + "[" + std::to_string(i) + "]", item.depth + 1});
+      }
+    } else if (item.node.IsMap()) {
+      std::map<std::string, YAML::Node> keys;
+      for (const auto& pair : item.node) {
+        if (!pair.first.IsScalar()) return Error(pair.first, item.key, "a key must be plain text");
+        const std::string name = pair.first.Scalar();
+        CS_RETURN_IF_ERROR(text_ok(pair.first, child_key(name)));
+        if (const auto seen = keys.find(name); seen != keys.end()) {
+          return Error(pair.first, child_key(name),
+                       "appears twice in one mapping (lines " + Line(seen->second) + " and " + Line(pair.first) +
+                           "); keep one");
+        }
+        keys.emplace(name, pair.first);
+        stack.push_back({pair.second, child_key(name), item.depth + 1});
+      }
+    }
+  }
+  return Status::Ok();
+}
 
 Status YamlReader::Error(const YAML::Node& node, const std::string& key, const std::string& what) const {
   for (const std::string& o : overridden_) {

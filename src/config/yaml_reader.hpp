@@ -21,6 +21,13 @@ class YamlReader {
 
   Status Error(const YAML::Node& node, const std::string& key, const std::string& what) const;
 
+  // Refuses what no config can mean before any key is read: a key twice in one mapping (both
+  // lines named), text with a NUL byte or invalid UTF-8, nesting deeper than kMaxDepth, and more
+  // than kMaxNodes nodes counted with aliases expanded (a "billion laughs" document).
+  Status CheckTree(const YAML::Node& root) const;
+  static constexpr int kMaxDepth = 32;
+  static constexpr int kMaxNodes = 200000;
+
   // Fails naming the first key of `map` that is not in `allowed`, listing the allowed ones.
   Status CheckKeys(const YAML::Node& map, const std::string& key, std::initializer_list<const char*> allowed) const;
   Status ExpectMap(const YAML::Node& node, const std::string& key) const;

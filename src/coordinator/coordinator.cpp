@@ -290,8 +290,14 @@ Status Coordinator::Settle() {
   return Status::Ok();
 }
 
-void Coordinator::StopAll(const std::string& reason) {
-  for (int rank = 1; rank < transport_->size(); ++rank) transport_->Send(rank, StopMsg{reason});
+Status Coordinator::StopAll(const StopMsg& stop) {
+  Status first_failure;
+  for (int rank = 1; rank < transport_->size(); ++rank) {
+    // Every rank gets its Stop even when one cannot be reached; the first failure is returned.
+    const Status sent = transport_->Send(rank, stop);
+    if (!sent.ok() && first_failure.ok()) first_failure = sent.WithContext("cannot send Stop to rank " + std::to_string(rank));
+  }
+  return first_failure;
 }
 
 void Coordinator::Resume(std::vector<TrialRecord> trials, const std::vector<IntermediateValue>& intermediate) {
@@ -358,24 +364,22 @@ Status Coordinator::RecordPrior() {
   return Status::Ok();
 }
 
-void Coordinator::CheckStopRequest() {
-  if (!stop_poll_) return;
+Status Coordinator::CheckStopRequest() {
+  if (!stop_poll_) return Status::Ok();
   const StopRequest request = stop_poll_();
-  if (request.level <= stop_level_) return;
+  if (request.level <= stop_level_) return Status::Ok();
   stop_level_ = request.level;
   stopping_ = summary_.interrupted = true;
   if (request.level == 1) {
     progress_->Message(request.reason + ": no new trials; running ones get " +
                        FormatDuration(config_.trial.stop_grace) +
                        " to finish, then they stop and are recorded INTERRUPTED (signal again to stop at once)");
-    for (int rank = 1; rank < transport_->size(); ++rank) {
-      transport_->Send(rank, StopMsg{request.reason, config_.trial.stop_grace.count(), false});
-    }
+    return StopAll(StopMsg{request.reason, config_.trial.stop_grace.count(), false});
   } else {
     progress_->Message(request.reason +
                        " again: stopping now; running trials stay RUNNING in the study "
                        "file and run again on resume");
-    for (int rank = 1; rank < transport_->size(); ++rank) transport_->Send(rank, StopMsg{request.reason, 0, true});
+    return StopAll(StopMsg{request.reason, 0, true});
   }
 }
 
@@ -389,17 +393,20 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
   }
   if (status.ok()) status = RecordPrior();
   if (!status.ok()) {
-    StopAll("setup failed");
+    // The setup failure is what the user needs to see; a Stop that could not be sent adds nothing.
+    CS_IGNORE_ERROR(StopAll(StopMsg{"setup failed"}));
     return status;
   }
   started_ = clock_->Now();
   while (status.ok() && stop_level_ < 2) {
-    CheckStopRequest();
+    status = CheckStopRequest();
+    if (!status.ok()) break;
     if (!stopping_ && BudgetReached()) {
       stopping_ = summary_.budget_reached = true;
       progress_->Message("time budget of " + FormatDuration(*config_.study.time_budget) +
                          " reached: stopping running trials");
-      StopAll("the study's time budget was reached");
+      status = StopAll(StopMsg{"the study's time budget was reached"});
+      if (!status.ok()) break;
     }
     status = Dispatch();
     if (status.ok()) status = Settle();  // this turn's results and RUNNING rows, in one flush
@@ -428,7 +435,10 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     const Status settled = Settle();
     if (status.ok()) status = settled;
   }
-  if (!stopping_) StopAll(status.ok() ? "the study is complete" : "the coordinator failed");
+  if (!stopping_) {
+    const Status stopped = StopAll(StopMsg{status.ok() ? "the study is complete" : "the coordinator failed"});
+    if (status.ok()) status = stopped;
+  }
   if (!status.ok()) return status;
   progress_->Finish(State());
   return summary_;

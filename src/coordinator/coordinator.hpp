@@ -88,14 +88,15 @@ class Coordinator {
   // Ends the turn's group commit: one flush makes every row written since the last durable, then
   // the assignments and progress lines that waited on them go out.
   Status Settle();
-  void CheckStopRequest();
+  Status CheckStopRequest();
   bool Retryable(const TrialRecord& record, int failures) const;
   Result<Envelope> ReceiveOrFail(Millis max_wait, const char* waiting_for);
   Status Dispatch();
   Status Handle(const Envelope& envelope);
   Status RecordResult(int source, TrialRecord record);
   Status RecordReport(int source, const IntermediateValue& value);
-  void StopAll(const std::string& reason);
+  // Sends `stop` to every worker, also past one that cannot be reached; the first failure.
+  Status StopAll(const StopMsg& stop);
   bool MoreToLaunch() const;
   bool MoreFresh() const;
   bool BudgetReached() const;

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <vector>
+
+#include "util/utf8.hpp"
 
 namespace cleansweep {
 
@@ -50,12 +53,14 @@ std::string OutputCapture::TailLines() const {
   for (int lines = 0; start > 0; --start) {
     if (tail_[start - 1] == '\n' && ++lines == tail_lines_) break;
   }
+  // The kept tail may begin inside a character (it was cut by bytes): start at the next one.
+  while (start < end && (static_cast<unsigned char>(tail_[start]) & 0xC0) == 0x80) ++start;
   std::string out;
   for (size_t pos = start; pos < end;) {
     size_t nl = tail_.find('\n', pos);
     if (nl == std::string::npos || nl > end) nl = end;
-    std::string line = tail_.substr(pos, std::min<size_t>(nl - pos, 500));
-    out += line + (nl - pos > 500 ? "...\n" : "\n");
+    const std::string_view line(tail_.data() + pos, nl - pos);
+    out += Utf8Prefix(line, kMaxLineBytes) + (line.size() > kMaxLineBytes ? "...\n" : "\n");
     pos = nl + 1;
   }
   return out;

@@ -13,6 +13,7 @@ namespace cleansweep {
 class OutputCapture {
  public:
   static constexpr size_t kTailBytes = 64 << 10;
+  static constexpr size_t kMaxLineBytes = 500;  // per line of TailLines(), cut on a character boundary
 
   // Opens (truncates) `path`. `limit_bytes` caps the file's head part.
   static Result<OutputCapture> Open(const std::string& path, std::int64_t limit_bytes, int tail_lines);
@@ -21,7 +22,7 @@ class OutputCapture {
   // Writes the tail after a marker if anything was dropped, and closes the file.
   void Close();
 
-  // The last `tail_lines` lines, each cut to 500 characters.
+  // The last `tail_lines` lines, each cut to kMaxLineBytes bytes (whole characters).
   std::string TailLines() const;
   std::int64_t total_bytes() const { return total_; }
 

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "util/json_limits.hpp"
+#include "util/utf8.hpp"
+
 namespace cleansweep {
 namespace {
 
@@ -36,8 +39,10 @@ void ReportParser::Finish(std::vector<StepReport>* steps) {
 void ReportParser::ParseLine(const std::string& line, std::vector<StepReport>* steps) {
   ++line_number_;
   if (line.find_first_not_of(" \t\r") == std::string::npos) return;  // blank lines are harmless
+  // Depth first: a line nested 100,000 deep parses, but copying or dumping it overflows the stack.
+  if (const Status depth = CheckJsonDepth(line); !depth.ok()) return Fail(depth.message());
   const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Fail("not a JSON object: " + line.substr(0, 200));
+  if (j.is_discarded() || !j.is_object()) return Fail("not a JSON object: " + Utf8Prefix(line, 200));
   for (const auto& [key, v] : j.items()) {
     if (key != "value" && key != "step" && key != "attrs" && key != "oom" && key != "message") {
       return Fail("unknown key '" + key + "' (known: value, step, attrs, oom, message)");
@@ -46,12 +51,13 @@ void ReportParser::ParseLine(const std::string& line, std::vector<StepReport>* s
   if (j.contains("attrs")) {
     if (!j["attrs"].is_object()) return Fail("attrs must be a JSON object");
     attrs_.update(j["attrs"]);
+    if (attrs_.size() > kMaxAttrs) return Fail("more than " + std::to_string(kMaxAttrs) + " attrs");
   }
   if (j.contains("oom")) {
     const auto& kind = j["oom"];
     if (!kind.is_string() || (kind != "gpu" && kind != "host")) return Fail("oom must be \"gpu\" or \"host\"");
     oom_ = kind.get<std::string>();
-    if (j.contains("message") && j["message"].is_string()) oom_message_ = j["message"].get<std::string>();
+    if (j.contains("message") && j["message"].is_string()) oom_message_ = Utf8Prefix(j["message"].get<std::string>(), 200);
   }
   if (j.contains("step")) {
     if (!j["step"].is_number_integer() || j["step"].get<std::int64_t>() < 0) {

@@ -21,6 +21,7 @@ struct StepReport {
 class ReportParser {
  public:
   static constexpr size_t kMaxLineBytes = 1 << 20;
+  static constexpr size_t kMaxAttrs = 1000;  // distinct top-level attr names; each becomes a column
 
   // Consumes `data`; appends completed intermediate reports to `steps`.
   void Feed(const char* data, size_t size, std::vector<StepReport>* steps);

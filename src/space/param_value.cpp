@@ -6,17 +6,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/number_format.hpp"
+
 namespace cleansweep {
 
 std::string FormatValue(const ParamValue& value) {
   struct Visitor {
     std::string operator()(bool b) const { return b ? "true" : "false"; }
     std::string operator()(std::int64_t i) const { return std::to_string(i); }
-    std::string operator()(double d) const {
-      char buf[40];
-      std::snprintf(buf, sizeof buf, "%.10g", d);
-      return buf;
-    }
+    std::string operator()(double d) const { return FormatDouble(d); }
     std::string operator()(const std::string& s) const { return s; }
   };
   return std::visit(Visitor{}, value);

@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/json_limits.hpp"
+#include "util/number_format.hpp"
+
 namespace cleansweep {
 namespace {
 
@@ -16,20 +19,17 @@ std::string CsvCell(const std::string& text) {
   return quoted + "\"";
 }
 
-std::string Number(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
-}
+std::string Number(double x) { return FormatDouble(x); }
 
 std::string AttrCell(const nlohmann::json& value) {
   if (value.is_string()) return value.get<std::string>();
-  return value.dump();
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 nlohmann::json Attrs(const TrialRecord& r) {
-  nlohmann::json attrs = nlohmann::json::parse(r.attrs_json, nullptr, false);
-  return attrs.is_object() ? attrs : nlohmann::json::object();
+  // The study file is input too: attrs that are not an object of bounded depth read as none.
+  Result<nlohmann::json> attrs = ParseUntrustedJson(r.attrs_json);
+  return attrs.ok() && attrs->is_object() ? *attrs : nlohmann::json::object();
 }
 
 }  // namespace
@@ -120,7 +120,8 @@ void WriteJson(const StudyData& study, std::ostream& out) {
     intermediate.push_back({{"trial", v.trial}, {"step", v.step}, {"value", v.value}, {"time", v.time}});
   }
   doc["intermediate"] = std::move(intermediate);
-  out << doc.dump(2) << "\n";
+  // Trials' output and reasons are bytes, not always UTF-8: invalid bytes become U+FFFD.
+  out << doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
 }
 
 }  // namespace cleansweep

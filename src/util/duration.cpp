@@ -41,6 +41,9 @@ Result<Millis> ParseDuration(std::string_view text) {
     // A bare number means seconds, but only on its own: "10s5" is a typo, not 15 seconds.
     if (unit.empty() && (number_start != 0 || pos != text.size())) return invalid();
     total += number * scale;
+    if (!(total <= static_cast<double>(kMaxDuration.count()))) {
+      return Status::InvalidInput("'" + std::string(text) + "' is longer than 3650d, the longest duration cleansweep accepts");
+    }
   }
   return Millis(static_cast<Millis::rep>(std::llround(total)));
 }

@@ -3,13 +3,29 @@
 #pragma once
 
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <variant>
 
-namespace cleansweep {
+// CS_CHECK(cond): an invariant that protects data. Unlike assert it stays on in release builds:
+// a broken one prints where and aborts, rather than writing a wrong row or reading out of bounds.
+#define CS_CHECK(cond)                                                                                   \
+  do {                                                                                                   \
+    if (!(cond)) ::cleansweep::internal::CheckFailed(#cond, __FILE__, __LINE__);                         \
+  } while (false)
 
-class Status {
+namespace cleansweep {
+namespace internal {
+[[noreturn]] inline void CheckFailed(const char* condition, const char* file, int line) {
+  std::fprintf(stderr, "cleansweep: internal error: check failed: %s at %s:%d (please report this)\n", condition,
+               file, line);
+  std::abort();
+}
+}  // namespace internal
+
+class [[nodiscard]] Status {
  public:
   enum class Code {
     kOk,
@@ -42,11 +58,11 @@ class Status {
 
 // Either a T or a failed Status. Constructing from an ok Status is a programmer error.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : value_(std::move(status)) {  // NOLINT(google-explicit-constructor)
-    assert(!std::get<Status>(value_).ok());
+    CS_CHECK(!std::get<Status>(value_).ok());
   }
 
   bool ok() const { return std::holds_alternative<T>(value_); }
@@ -65,6 +81,20 @@ class Result {
 };
 
 }  // namespace cleansweep
+
+// Discards a Status on purpose; the comment beside it says why that is safe.
+#define CS_IGNORE_ERROR(expr) static_cast<void>(expr)
+
+#define CS_STATUS_CONCAT_INNER(a, b) a##b
+#define CS_STATUS_CONCAT(a, b) CS_STATUS_CONCAT_INNER(a, b)
+
+// CS_ASSIGN_OR_RETURN(lhs, expr): evaluates `expr` (a Result<T>); returns its Status when it
+// failed, else moves the value into `lhs` (a declaration such as `auto x` or an existing variable).
+#define CS_ASSIGN_OR_RETURN(lhs, expr) CS_ASSIGN_OR_RETURN_IMPL(CS_STATUS_CONCAT(cs_result_, __LINE__), lhs, expr)
+#define CS_ASSIGN_OR_RETURN_IMPL(result, lhs, expr) \
+  auto result = (expr);                             \
+  if (!result.ok()) return result.status();         \
+  lhs = std::move(result).value()
 
 #define CS_RETURN_IF_ERROR(expr)              \
   do {                                        \

@@ -317,5 +317,71 @@ TEST(StudyConfig, TheLauncherIsSpawnUnlessTheForkServerIsAskedFor) {
   EXPECT_NE(error.find("trial.launcher: expected spawn"), std::string::npos) << error;
 }
 
+// Issue 15: duplicate keys were accepted silently (the CSV then had two param_x columns).
+TEST(StudyConfig, ADuplicateKeyAtAnyLevelIsRefusedWithBothLines) {
+  std::string error = ErrorOf(std::string(kGood) + "  lr: {type: float, low: 0.1, high: 0.2}\n");
+  EXPECT_NE(error.find("cfg.yaml:12:3: space.lr: appears twice in one mapping (lines 5 and 12)"), std::string::npos)
+      << error;
+  error = ErrorOf(std::string(kGood) + "study: {name: other}\n");
+  EXPECT_NE(error.find("study: appears twice in one mapping (lines 1 and 12)"), std::string::npos) << error;
+  error = ErrorOf(GoodWith("seed: 7}", "seed: 7, seed: 8}"));
+  EXPECT_NE(error.find("sampler.seed: appears twice"), std::string::npos) << error;
+}
+
+// Issue 15: a categorical choice "a\0b" reached the trial as "a".
+TEST(StudyConfig, TextWithANulByteOrInvalidUtf8IsRefused) {
+  std::string error = ErrorOf(GoodWith("choices: [sgd, adam, adamw]", "choices: [sgd, \"a\\0b\"]"));
+  EXPECT_NE(error.find("space.optimizer.choices[1]: text contains a NUL byte"), std::string::npos) << error;
+  error = ErrorOf(GoodWith("name: demo", "name: \"de\\0mo\""));
+  EXPECT_NE(error.find("study.name: text contains a NUL byte"), std::string::npos) << error;
+  error = ErrorOf(GoodWith("name: demo", "name: de\xFFmo"));
+  EXPECT_NE(error.find("study.name: text is not valid UTF-8"), std::string::npos) << error;
+  error = ErrorOf(kGood, {"study.name=\"x\\0y\""});
+  EXPECT_NE(error.find("--set study.name: text contains a NUL byte"), std::string::npos) << error;
+}
+
+TEST(StudyConfig, NestingAliasBombsAndHugeTextsAreRefusedQuickly) {
+  std::string deep = std::string(kGood) + "enqueue: ";
+  for (int i = 0; i < 100; ++i) deep += "[";
+  for (int i = 0; i < 100; ++i) deep += "]";
+  EXPECT_NE(ErrorOf(deep + "\n").find("nested deeper than 32 levels"), std::string::npos);
+  std::string laughs = std::string(kGood) + "workers: {x0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]";
+  for (int i = 1; i < 9; ++i) {
+    const std::string prev = "*a" + std::to_string(i - 1);
+    laughs += ", x" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + prev;
+    for (int k = 0; k < 9; ++k) laughs += ", " + prev;
+    laughs += "]";
+  }
+  EXPECT_NE(ErrorOf(laughs + "}\n").find("more than 200000 values"), std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kMaxConfigBytes + 1, '#')).find("a config may hold at most"), std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(200000, '[')).find("YAML syntax error"), std::string::npos);
+}
+
+// Issue 15: `timeout: 0s` was accepted; an overflowing one wrapped negative.
+TEST(StudyConfig, TimeoutsAndBudgetsMustBePositiveAndFinite) {
+  EXPECT_NE(ErrorOf(GoodWith("timeout: 10m", "timeout: 0s")).find("trial.timeout: must be longer than 0s"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("time_budget: 1h", "time_budget: 0ms")).find("study.time_budget: must be longer"),
+            std::string::npos);
+  const std::string error = ErrorOf(GoodWith("timeout: 10m", "timeout: 99999999999999999h"));
+  EXPECT_NE(error.find("cfg.yaml:3:"), std::string::npos) << error;
+  EXPECT_NE(error.find("trial.timeout: '99999999999999999h' is longer than 3650d"), std::string::npos) << error;
+}
+
+// Issue 15: `step: 0.3` over [0, 1] silently made the upper bound unreachable.
+TEST(StudyConfig, AStepThatDoesNotDivideTheRangeIsRefusedWithTheNearestBounds) {
+  const std::string error = ErrorOf(GoodWith("momentum:   {type: float, low: 0.0, high: 0.99",
+                                             "momentum:   {type: float, low: 0.0, high: 1.0, step: 0.3"));
+  EXPECT_NE(error.find("space.momentum.step: step 0.3 does not divide [0.0, 1.0]: the high end would never be "
+                       "sampled; use high 0.9 or 1.2"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(ErrorOf(GoodWith("step: 8}", "step: 5}")).find("space.channels.step: step 5 does not divide"),
+            std::string::npos);
+  // Steps that divide up to rounding are fine.
+  EXPECT_TRUE(LoadConfigText(GoodWith("high: 0.99,", "high: 0.9, step: 0.1,"), "cfg.yaml").ok());
+  EXPECT_TRUE(LoadConfigText(GoodWith("low: 0.0, high: 0.99,", "low: 0.1, high: 0.7, step: 0.2,"), "cfg.yaml").ok());
+}
+
 }  // namespace
 }  // namespace cleansweep

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/utf8.hpp"
+
 namespace cleansweep {
 namespace {
 
@@ -54,6 +56,37 @@ TEST(ReportParser, MalformedLinesAreErrorsWithTheirLineNumber) {
   ExpectError("{\"attrs\": 3}\n", "attrs must be a JSON object");
   ExpectError("{\"oom\": \"disk\"}\n", "oom must be");
   ExpectError(std::string(ReportParser::kMaxLineBytes + 10, 'x'), "without a newline");
+}
+
+TEST(ReportParser, DepthAndAttrCountAreBounded) {
+  std::string deep = "{\"attrs\": ";
+  for (int i = 0; i < 30000; ++i) deep += "[";
+  ReportParser parser;
+  std::vector<StepReport> steps;
+  const std::string text = deep + "\n{\"value\": 1}\n";
+  parser.Feed(text.data(), text.size(), &steps);
+  ASSERT_TRUE(parser.error().has_value());
+  EXPECT_NE(parser.error()->find("report line 1: JSON nested deeper than 64 levels"), std::string::npos);
+  EXPECT_FALSE(parser.final_value().has_value());  // nothing after the first error counts
+
+  ReportParser many;
+  std::string attrs = "{\"attrs\": {";
+  for (size_t i = 0; i <= ReportParser::kMaxAttrs; ++i) attrs += (i ? ",\"a" : "\"a") + std::to_string(i) + "\": 1";
+  attrs += "}}\n";
+  many.Feed(attrs.data(), attrs.size(), &steps);
+  ASSERT_TRUE(many.error().has_value());
+  EXPECT_NE(many.error()->find("more than 1000 attrs"), std::string::npos);
+}
+
+TEST(ReportParser, AnEchoedBadLineIsCutOnACharacterBoundary) {
+  std::string line;
+  for (int i = 0; i < 100; ++i) line += "\xE2\x82\xAC";  // 300 bytes, not JSON
+  line += "\n";
+  ReportParser parser;
+  std::vector<StepReport> steps;
+  parser.Feed(line.data(), line.size(), &steps);
+  ASSERT_TRUE(parser.error().has_value());
+  EXPECT_TRUE(IsValidUtf8(*parser.error())) << *parser.error();
 }
 
 }  // namespace

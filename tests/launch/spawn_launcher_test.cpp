@@ -18,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/utf8.hpp"
+
 #include "support/temp_dir.hpp"
 
 namespace cleansweep {
@@ -155,6 +157,28 @@ TEST_P(LauncherTest, MalformedReportStopsTheTrialAtOnce) {
       << o.reason;
   EXPECT_EQ(o.signal, SIGTERM);  // it would have slept 30 s
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(25));
+}
+
+// Issue 15: this report line crashed the worker (SIGSEGV in a recursive JSON walk) and with it the
+// whole MPI job, again on every resume.
+TEST_P(LauncherTest, AReportNested100000DeepIsAProtocolFailNotACrash) {
+  const TrialOutcome o = RunToEnd(Spec("deepattrs"));
+  EXPECT_EQ(o.state, TrialState::kFail);
+  EXPECT_NE(o.reason.find("JSON nested deeper than 64 levels"), std::string::npos) << o.reason;
+}
+
+// Issue 15: output lines were cut at byte 500 mid-character, so the export of the tail aborted.
+TEST_P(LauncherTest, TheOutputTailIsCutOnCharacterBoundaries) {
+  const TrialOutcome o = RunToEnd(Spec("utf8"));
+  EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
+  const size_t start = o.output_tail.find("\xE2\x82\xAC");  // after the toy's greeting line
+  ASSERT_NE(start, std::string::npos) << o.output_tail;
+  const std::string first = o.output_tail.substr(start, o.output_tail.find('\n', start) - start);
+  std::string euros;  // 500 bytes hold 166 whole three-byte characters
+  for (int i = 0; i < 166; ++i) euros += "\xE2\x82\xAC";
+  EXPECT_EQ(first, euros + "...");
+  EXPECT_TRUE(IsValidUtf8(first));
+  EXPECT_NE(o.output_tail.find("not utf-8: \xFF\xFE\xC0"), std::string::npos);  // the trial's bytes, kept
 }
 
 TEST_P(LauncherTest, TimeoutKillsTheWholeProcessGroup) {

@@ -142,6 +142,22 @@ int ToyMain(int argc, char** argv) {
   if (mode == "hang") {
     std::this_thread::sleep_for(std::chrono::seconds(600));
   }
+  if (mode == "deepattrs") {  // issue 15: one 600 KB report line nested 100,000 deep
+    std::string line = "{\"attrs\": ";
+    for (int i = 0; i < 100000; ++i) line += "{\"a\":";
+    line += "1" + std::string(100000, '}') + "}\n";
+    if (::write(std::atoi(std::getenv("CLEANSWEEP_REPORT_FD")), line.data(), line.size()) < 0) return 9;
+    trial.Finish(Objective(trial));
+    return 0;
+  }
+  if (mode == "utf8") {  // issue 15: output whose lines are cut mid-character, and bytes that are not UTF-8
+    std::string euros;
+    for (int i = 0; i < 400; ++i) euros += "\xE2\x82\xAC";
+    std::printf("%s\nnot utf-8: \xFF\xFE\xC0\n", euros.c_str());
+    std::fflush(stdout);
+    trial.Finish(Objective(trial));
+    return 0;
+  }
   if (mode == "grandchild") {  // leaves a grandchild in its process group, then hangs
     const pid_t child = ::fork();
     if (child == 0) {

@@ -71,7 +71,7 @@ TEST(Merge, RefusesShardsOfDifferentSweepsAndNamesEachProblem) {
   EXPECT_NE(message.find("m-shard-1-of-3.h5: sampler.seed is 2, but results/m-shard-0-of-3.h5 has 1"),
             std::string::npos)
       << message;
-  EXPECT_NE(message.find("m-shard-2-of-3.h5: differs from results/m-shard-0-of-3.h5: param x: was float [0, 1]"),
+  EXPECT_NE(message.find("m-shard-2-of-3.h5: differs from results/m-shard-0-of-3.h5: param x: was float [0.0, 1.0]"),
             std::string::npos)
       << message;
   EXPECT_NE(MergeError({Shard(0, 2), Shard(1, 3)}).find("shard count is 3, but"), std::string::npos);

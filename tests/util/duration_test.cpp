@@ -24,6 +24,17 @@ TEST(ParseDuration, RejectsGarbage) {
   }
 }
 
+// Issue 15: "99999999999999999h" overflowed into a negative timeout (every trial TIMEOUT "after
+// -9223372036854775808ms").
+TEST(ParseDuration, RefusesDurationsPastTenYearsInsteadOfOverflowing) {
+  for (const char* huge : {"99999999999999999h", "3651d", "9999999999999999999999999999s", "87601h"}) {
+    const Result<Millis> d = ParseDuration(huge);
+    ASSERT_FALSE(d.ok()) << huge;
+    EXPECT_NE(d.status().message().find("longer than 3650d"), std::string::npos) << d.status().message();
+  }
+  EXPECT_EQ(ParseDuration("3650d")->count(), kMaxDuration.count());
+}
+
 TEST(FormatDuration, IsCompact) {
   EXPECT_EQ(FormatDuration(Millis(850)), "850ms");
   EXPECT_EQ(FormatDuration(Millis(42'000)), "42.0s");

@@ -1,0 +1,48 @@
+#include "util/utf8.hpp"
+
+#include <gtest/gtest.h>
+
+namespace cleansweep {
+namespace {
+
+const std::string kEuro = "\xE2\x82\xAC";        // U+20AC, 3 bytes
+const std::string kSmile = "\xF0\x9F\x98\x80";   // U+1F600, 4 bytes
+
+TEST(Utf8Prefix, NeverEndsInsideACharacter) {
+  const std::string text = "ab" + kEuro + kSmile + "z";  // 2 + 3 + 4 + 1 bytes
+  EXPECT_EQ(Utf8Prefix(text, 2), "ab");
+  EXPECT_EQ(Utf8Prefix(text, 3), "ab");
+  EXPECT_EQ(Utf8Prefix(text, 4), "ab");
+  EXPECT_EQ(Utf8Prefix(text, 5), "ab" + kEuro);
+  for (size_t n = 6; n < 9; ++n) EXPECT_EQ(Utf8Prefix(text, n), "ab" + kEuro) << n;
+  EXPECT_EQ(Utf8Prefix(text, 9), "ab" + kEuro + kSmile);
+  EXPECT_EQ(Utf8Prefix(text, 100), text);
+  for (size_t n = 0; n <= text.size(); ++n) EXPECT_TRUE(IsValidUtf8(Utf8Prefix(text, n))) << n;
+}
+
+TEST(Utf8Prefix, KeepsATrialsInvalidBytesButCutsByLength) {
+  const std::string junk = "\xFF\xFE\x80\x80\x80\x80";
+  EXPECT_EQ(Utf8Prefix(junk, 3), "\xFF\xFE\x80");
+  EXPECT_LE(Utf8Prefix(junk, 3).size(), 3u);
+}
+
+TEST(IsValidUtf8, RefusesMalformedSequences) {
+  EXPECT_TRUE(IsValidUtf8("plain ascii"));
+  EXPECT_TRUE(IsValidUtf8(kEuro + kSmile));
+  for (const char* bad : {"\xC0\xAF",           // overlong '/'
+                          "\xED\xA0\x80",       // a surrogate
+                          "\xF4\x90\x80\x80",   // past U+10FFFF
+                          "\xE2\x82",           // cut short
+                          "\x80", "\xFF"}) {
+    EXPECT_FALSE(IsValidUtf8(bad)) << bad;
+  }
+}
+
+TEST(ToValidUtf8, ReplacesEachBadByteAndKeepsTheRest) {
+  EXPECT_EQ(ToValidUtf8("a\xFF" "b" + kEuro), "a\xEF\xBF\xBD" "b" + kEuro);
+  EXPECT_EQ(ToValidUtf8("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_TRUE(IsValidUtf8(ToValidUtf8("\xC0\xAF\xED\xA0\x80 ok")));
+}
+
+}  // namespace
+}  // namespace cleansweep
