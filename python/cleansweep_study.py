@@ -22,6 +22,10 @@ dict. `user_attrs()` spreads those into columns. docs/study-format.md describes 
 """
 
 import json
+import os
+import pickle
+import select
+import signal
 import time
 
 import h5py
@@ -113,8 +117,31 @@ def _param_column(raw, spec):
     return pd.Series(pd.Categorical(numbers, categories=categories))
 
 
+class DamagedStudyError(ValueError):
+    """The file is a study file (or claims to be) but cannot be read back."""
+
+
+def _bounded_retries_open(path):
+    """Opens `path` for SWMR reading with HDF5's metadata retries bounded at 20 (its default, 100
+    with sleeps doubling from 1 ns, keeps a damaged file busy for hours). h5py has no setting for
+    it, so the C call goes through ctypes to the libhdf5 h5py loaded; without it, a plain open."""
+    try:
+        import ctypes
+
+        with open("/proc/self/maps") as maps:
+            lib = next(line.split()[-1] for line in maps if "libhdf5" in line and ".so" in line and "_hl" not in line)
+        hdf5 = ctypes.CDLL(lib)
+        fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+        if hdf5.H5Pset_metadata_read_attempts(ctypes.c_int64(fapl.id), ctypes.c_uint(20)) < 0:
+            raise OSError("H5Pset_metadata_read_attempts failed")
+        flags = h5py.h5f.ACC_RDONLY | h5py.h5f.ACC_SWMR_READ
+        return h5py.File(h5py.h5f.open(os.fsencode(path), flags, fapl=fapl))
+    except (StopIteration, OSError, AttributeError):
+        return h5py.File(path, "r", swmr=True)
+
+
 def _read(path):
-    with h5py.File(path, "r", swmr=True) as f:
+    with _bounded_retries_open(path) as f:
         if "schema_version" not in f.attrs or "trials" not in f:
             raise ValueError(f"{path}: not a cleansweep study file (no schema_version attribute or /trials)")
         attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
@@ -126,15 +153,76 @@ def _read(path):
     return attrs, trials, intermediate
 
 
-def load_study(path, retries=5):
-    """Reads `path`. A read that races the writer's flush is retried up to `retries` times."""
+def _read_guarded(path, timeout):
+    """_read in a forked child. HDF5 follows unchecksummed lengths in a damaged file's raw data (a
+    segfault, or an allocation without bound), so, like `cleansweep show`, the reading happens where
+    a crash or a hang ends only the child; the answer comes back pickled through a pipe."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such study file")
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: read, send, and leave without running the parent's exit handlers
+        os.close(read_end)
+        try:
+            payload = pickle.dumps(("ok", _read(path)))
+        except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent as text
+            payload = pickle.dumps(("error", type(e).__name__, str(e)))
+        with os.fdopen(write_end, "wb") as out:
+            out.write(payload)
+        os._exit(0)
+    os.close(write_end)
+    chunks, deadline = [], time.monotonic() + timeout
+    with os.fdopen(read_end, "rb") as pipe:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([pipe], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise DamagedStudyError(f"{path}: the study file is damaged: reading it did not finish in time")
+            chunk = os.read(pipe.fileno(), 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        name = signal.Signals(os.WTERMSIG(status)).name
+        raise DamagedStudyError(f"{path}: the study file is damaged: reading it crashed ({name})")
+    answer = pickle.loads(b"".join(chunks))
+    if answer[0] == "ok":
+        return answer[1]
+    kind, message = answer[1], answer[2]
+    if kind == "ValueError":
+        raise ValueError(message)
+    if kind == "FileNotFoundError":
+        raise FileNotFoundError(message)
+    raise OSError(f"{path}: {message}")
+
+
+def _attrs_cell(text):
+    """A trial's attrs: a dict, or {} for text that is not a JSON object of sane depth."""
+    try:
+        value = json.loads(text) if text else {}
+    except (ValueError, RecursionError):
+        return None  # torn by a concurrent write, or damaged: the caller decides
+    return value if isinstance(value, dict) else {}
+
+
+def load_study(path, retries=5, timeout=5.0):
+    """Reads `path`. A read that races the writer's flush is retried up to `retries` times; a
+    damaged file raises DamagedStudyError within `timeout` seconds, all attempts together."""
+    deadline = time.monotonic() + timeout
     for attempt in range(retries):
         try:
-            attrs, raw, raw_steps = _read(path)
+            attrs, raw, raw_steps = _read_guarded(path, max(0.1, deadline - time.monotonic()))
+            cells = [_attrs_cell(a) for a in _text(raw["attrs"])]
+            if None in cells and attempt < retries - 1:
+                raise OSError("a trial's attrs were torn by a concurrent write")
             break
+        except FileNotFoundError:
+            raise
         except OSError:
-            if attempt == retries - 1:
-                raise
+            if attempt == retries - 1 or time.monotonic() >= deadline:
+                raise DamagedStudyError(f"{path}: the study file is damaged: it cannot be read back") from None
             time.sleep(0.05 * (attempt + 1))
     space = json.loads(attrs["space"]) if "space" in attrs else _space_from_columns(raw)
 
@@ -152,7 +240,7 @@ def load_study(path, retries=5):
             continue
         trials[name] = _text(raw[name]) if name in _TEXT_FIELDS else raw[name]
     trials["enqueued"] = trials["enqueued"].astype(bool)
-    trials["attrs"] = [json.loads(a) if a else {} for a in trials["attrs"]]
+    trials["attrs"] = [c if c is not None else {} for c in cells]
     trials = trials.set_index("number", drop=False).rename_axis(None)
 
     steps = pd.DataFrame(

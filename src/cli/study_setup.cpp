@@ -19,6 +19,9 @@ Result<PreparedStudy> PrepareStudy(const std::string& path, const std::vector<st
     std::vector<std::string> all_sets = {"study.storage=" + path};
     all_sets.insert(all_sets.end(), sets.begin(), sets.end());
     config = LoadConfigText(stored->config.yaml_text, path + " (stored config)", all_sets);
+    // The file resumed is the one named, also a shard's file that was renamed (the shard's
+    // "-shard-K-of-N" is added to study.storage only where the name lacks it).
+    if (config.ok()) config->study.storage = path;
     prepared.prior = std::move(*stored);
   } else {
     config = LoadConfigFile(path, sets);

@@ -65,6 +65,20 @@ Status CheckCall(herr_t rc, const std::string& what) {
   return Status::Ok();
 }
 
+Handle FileAccess(bool latest_format) {
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  H5Pset_metadata_read_attempts(fapl.get(), kMetadataReadAttempts);
+  if (latest_format) H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  return fapl;
+}
+
+Result<Handle> OpenForReading(const std::string& path) {
+  const Handle fapl = FileAccess(false);
+  Result<Handle> file = CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl.get()), "");
+  if (file.ok()) return file;
+  return CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), path + ": cannot open the study file");
+}
+
 Handle FixedString(size_t length) {
   Handle type(H5Tcopy(H5T_C_S1));
   H5Tset_size(type.get(), length);

@@ -47,6 +47,19 @@ Result<Handle> CheckId(hid_t id, const std::string& what);
 // IoError when `rc` < 0.
 Status CheckCall(herr_t rc, const std::string& what);
 
+// How often HDF5 reads a piece of metadata whose checksum fails before it gives up. Under SWMR
+// its default is 100, with sleeps doubling from 1 ns: a damaged file then "hangs" for hours
+// (4 s, 8 s, 17 s, ...). 20 attempts sleep ~1 ms in all; a read that races the writer is retried
+// by the reader as a whole instead (ReadStudyFile).
+inline constexpr unsigned kMetadataReadAttempts = 20;
+
+// File access properties with the bounded metadata retries above; `latest_format` for writers.
+Handle FileAccess(bool latest_format);
+
+// Opens `path` read-only: SWMR reading first (a file being written, or left by a killed writer),
+// else plainly (files of schema 1). Bounded in time on damaged files.
+Result<Handle> OpenForReading(const std::string& path);
+
 // A vlen UTF-8 string type, the form h5py reads back as str.
 Handle VarString();
 // A fixed-width, NUL-padded UTF-8 string type of `length` bytes (h5py reads it as bytes).

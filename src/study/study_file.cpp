@@ -35,6 +35,9 @@ Result<h5::Handle> CreateTable(hid_t file, const char* name, hid_t type) {
   h5::Handle space(H5Screate_simple(1, dims, max_dims));
   h5::Handle props(H5Pcreate(H5P_DATASET_CREATE));
   H5Pset_chunk(props.get(), 1, chunk);
+  // A checksum on every chunk: rows hold the lengths and heap addresses of their text cells, and
+  // a damaged chunk must be refused, not followed (HDF5 checksums metadata, not raw data).
+  H5Pset_fletcher32(props.get());
   return h5::CheckId(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, props.get(), H5P_DEFAULT),
                      std::string("cannot create dataset ") + name);
 }
@@ -133,8 +136,7 @@ namespace {
 
 // SWMR needs the 1.10 file format; h5py reads it with HDF5 >= 1.10.
 h5::Handle LatestFormatAccess(bool clear_crash_flags) {
-  h5::Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
-  H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  h5::Handle fapl = h5::FileAccess(/*latest_format=*/true);
   if (clear_crash_flags) {
     // What `h5clear -s` does: a writer that was killed leaves "open for writing" in the
     // superblock; we hold the study lock, so that writer is gone.
@@ -230,7 +232,7 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
   // file is opened straight into SWMR writing and there is no such moment at all; only a config
   // changed by --set opens it plainly for the few milliseconds its attributes take.
   const bool unchanged = [&] {
-    Result<h5::Handle> r = h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT), "");
+    Result<h5::Handle> r = h5::OpenForReading(path);
     if (!r.ok()) return false;
     const Result<std::string> stored_config = h5::ReadStringAttr(r->get(), "config");
     const Result<std::string> stored_space = h5::ReadStringAttr(r->get(), "space");

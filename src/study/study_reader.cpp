@@ -6,12 +6,18 @@
 #include <filesystem>
 #include <thread>
 
+#include <unistd.h>
+
 #include "study/hdf5_handle.hpp"
 #include "study/study_file.hpp"
+#include "study/study_reader.hpp"
 #include "study/table_layout.hpp"
 
 namespace cleansweep {
 namespace {
+
+constexpr const char* kDamagedAdvice =
+    "the file is damaged or incomplete (a partial copy?): use another copy, or a backup";
 
 // Reads one field of a 1-D compound dataset into `out` (HDF5 matches members by name).
 template <typename T>
@@ -212,22 +218,25 @@ Status ReadIntermediate(hid_t file, StudyData* study) {
 Result<StudyData> ReadStudyFileOnce(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::InvalidInput(path + ": no such study file");
-  if (H5Fis_hdf5(path.c_str()) <= 0) return Status::InvalidInput(path + ": not an HDF5 file");
+  if (::access(path.c_str(), R_OK) != 0) {
+    return Status::InvalidInput(path + ": cannot read the study file: " + std::strerror(errno));
+  }
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    return Status::InvalidInput(path + ": not an HDF5 file (no HDF5 signature: a damaged study file, or no study file at all)");
+  }
   // SWMR reading: the file may be growing under a running coordinator, or have been left by a
   // killed one. Files of the old format (schema 1) are opened plainly.
-  Result<h5::Handle> file = h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT), "");
-  if (!file.ok()) {
-    file = h5::CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path + ": cannot open the study file");
-  }
+  Result<h5::Handle> file = h5::OpenForReading(path);
   if (!file.ok()) {  // an HDF5 signature but no readable file: damaged, or cut short by a copy
-    return Status::InvalidInput(file.status().message() +
-                                "; the file is damaged or incomplete (a partial copy?): use another copy");
+    return Status::InvalidInput(file.status().message() + "; " + kDamagedAdvice);
   }
   const hid_t f = file->get();
   StudyData study;
   study.path = path;
-  Result<long long> schema = h5::ReadIntAttr(f, "schema_version");
-  if (!schema.ok()) return Status::InvalidInput(path + ": not a cleansweep study file (no schema_version)");
+  const htri_t has_schema = H5Aexists(f, "schema_version");
+  if (has_schema == 0) return Status::InvalidInput(path + ": not a cleansweep study file (no schema_version)");
+  Result<long long> schema = h5::ReadIntAttr(f, "schema_version");  // an IoError: damaged, see ReadStudyFile
+  if (!schema.ok()) return schema.status().WithContext(path);
   study.schema_version = *schema;
   if (study.schema_version > kStudySchemaVersion) {
     return Status::InvalidInput(path + ": written with schema " + std::to_string(study.schema_version) +
@@ -243,7 +252,11 @@ Result<StudyData> ReadStudyFileOnce(const std::string& path) {
     if (!s.ok()) return s.WithContext(path);
   }
   Result<StudyConfig> config = LoadConfigText(*config_text, path + " (stored config)");
-  if (!config.ok()) return config.status();
+  if (!config.ok()) {
+    return Status::InvalidInput(config.status().message() +
+                                " (the stored config does not load: the file is damaged, or was written by a "
+                                "cleansweep that accepted this config)");
+  }
   study.config = std::move(*config);
   study.sampler = *sampler;
   study.cleansweep_version = *version;
@@ -261,7 +274,7 @@ Result<StudyData> ReadStudyFileOnce(const std::string& path) {
 
 }  // namespace
 
-Result<StudyData> ReadStudyFile(const std::string& path) {
+Result<StudyData> ReadStudyFileInProcess(const std::string& path) {
   h5::QuietErrors();
   // A file that a coordinator is writing can show a row in the middle of its write (SWMR orders
   // the file's structure, not the text in HDF5's global heap); read again after it is flushed.
@@ -269,6 +282,11 @@ Result<StudyData> ReadStudyFile(const std::string& path) {
   for (int attempt = 0; attempt < 5 && !study.ok() && study.status().code() == Status::Code::kIoError; ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     study = ReadStudyFileOnce(path);
+  }
+  // A file that opens but cannot be read back five times over, a second apart at most, is damaged.
+  if (!study.ok() && study.status().code() == Status::Code::kIoError) {
+    return Status::InvalidInput(path + ": the study file is damaged: " + study.status().message() + "; " +
+                                kDamagedAdvice);
   }
   return study;
 }
