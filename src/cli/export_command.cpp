@@ -1,40 +1,33 @@
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli/commands.hpp"
 #include "study/export.hpp"
+#include "util/output_file.hpp"
 
 namespace cleansweep {
 
 int ExportCommand(const ExportArgs& args) {
+  const bool to_stdout = args.output.empty() || args.output == "-";
+  if (!to_stdout) {
+    const Status usable = CheckOutputPath(args.output, {args.study}, "the export");
+    if (!usable.ok()) return ReportError(usable);
+  }
   Result<StudyData> study = ReadStudyFile(args.study);
   if (!study.ok()) return ReportError(study.status());
-  const auto write = [&](std::ostream& out) {
-    if (args.format == "json") {
-      WriteJson(*study, out);
-    } else {
-      WriteCsv(*study, out);
-    }
-  };
-  if (args.output.empty() || args.output == "-") {
-    write(std::cout);
-    return std::cout.good() ? kExitOk : kExitFailure;
+  std::ostringstream text;
+  if (args.format == "json") {
+    WriteJson(*study, text);
+  } else {
+    WriteCsv(*study, text);
   }
-  // Write beside the target and rename, so a reader never sees half a file.
-  const std::string partial = args.output + ".partial";
-  {
-    std::ofstream out(partial);
-    if (!out) return ReportError(Status::IoError(partial + ": cannot write: " + std::strerror(errno)));
-    write(out);
-    if (!out.flush()) return ReportError(Status::IoError(partial + ": write failed: " + std::strerror(errno)));
+  if (to_stdout) {
+    std::cout << text.str();
+    return std::cout.flush() ? kExitOk : ReportError(Status::IoError("cannot write the export to standard output"));
   }
-  std::error_code ec;
-  std::filesystem::rename(partial, args.output, ec);
-  if (ec) return ReportError(Status::IoError(args.output + ": " + ec.message()));
-  return kExitOk;
+  // A temporary file renamed into place: a reader never sees half an export, a failure leaves none.
+  const Status written = WriteFileAtomically(args.output, text.str());
+  return written.ok() ? kExitOk : ReportError(written);
 }
 
 }  // namespace cleansweep

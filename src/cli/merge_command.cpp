@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "study/merge.hpp"
 #include "study/study_lock.hpp"
+#include "util/output_file.hpp"
 
 namespace cleansweep {
 namespace {
@@ -25,6 +26,8 @@ Status WriteMerged(const MergedStudy& merged, const std::string& path) {
 
 int MergeCommand(const MergeArgs& args) {
   std::error_code ec;
+  const Status usable = CheckOutputPath(args.output, args.shards, "the merged study");
+  if (!usable.ok()) return ReportError(usable);
   if (std::filesystem::exists(args.output, ec)) {
     return ReportError(Status::InvalidInput(args.output + ": already exists; merge into a new file"));
   }

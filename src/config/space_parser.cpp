@@ -52,7 +52,7 @@ Status ParseBounds(const YamlReader& r, const YAML::Node& node, const std::strin
   }
   if (spec->low >= spec->high) {
     return r.Error(node["low"], key + ".low",
-                   "low must be below high, got low " + FormatValue(spec->low) + " >= high " + FormatValue(spec->high) +
+                   "low must be below high, got low " + spec->FormatNumber(spec->low) + " >= high " + spec->FormatNumber(spec->high) +
                        " (for a constant, use `type: fixed`)");
   }
   if (node["log"]) {
@@ -61,7 +61,7 @@ Status ParseBounds(const YamlReader& r, const YAML::Node& node, const std::strin
     spec->log = *log;
   }
   if (spec->log && spec->low <= 0) {
-    return r.Error(node["low"], key + ".low", "a log scale needs low > 0, got " + FormatValue(spec->low));
+    return r.Error(node["low"], key + ".low", "a log scale needs low > 0, got " + spec->FormatNumber(spec->low));
   }
   if (node["step"]) {
     Result<double> step = is_int ? Result<double>(0.0) : r.Number(node["step"], key + ".step");
@@ -85,9 +85,7 @@ Status ParseBounds(const YamlReader& r, const YAML::Node& node, const std::strin
       };
       const std::string below = near(spec->low + std::floor(steps) * *step);
       const std::string above = near(spec->low + std::ceil(steps) * *step);
-      const auto show = [&](double x) {
-        return is_int ? std::to_string(std::llround(x)) : FormatValue(x);
-      };
+      const auto show = [&](double x) { return spec->FormatNumber(x); };
       return r.Error(node["step"], key + ".step",
                      "step " + show(*step) + " does not divide [" + show(spec->low) + ", " + show(spec->high) + "]: the high end would never be sampled; use high " + below +
                          " or " + above + ", or another step");

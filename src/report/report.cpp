@@ -1,5 +1,7 @@
 #include "report/report.hpp"
 
+#include "util/output_file.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -160,26 +162,7 @@ std::string RenderReport(const ReportInput& input) {
 }
 
 Status WriteReportFile(const std::string& path, const std::string& html) {
-  const std::filesystem::path target(path);
-  const std::string partial =
-      (target.parent_path() / ("." + target.filename().string() + ".partial-" + std::to_string(::getpid()))).string();
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    if (!out) return Status::IoError(path + ": cannot write the report (" + partial + ")");
-    out << html;
-    if (!out.flush()) {
-      std::error_code ec;
-      std::filesystem::remove(partial, ec);
-      return Status::IoError(path + ": writing the report failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(partial, path, ec);
-  if (ec) {
-    std::filesystem::remove(partial, ec);
-    return Status::IoError(path + ": cannot put the report in place: " + ec.message());
-  }
-  return Status::Ok();
+  return WriteFileAtomically(path, html).WithContext("the report");
 }
 
 ReportingStore::ReportingStore(std::unique_ptr<StudyStore> inner, ReportInput base, std::string report_path,

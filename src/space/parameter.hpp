@@ -33,6 +33,9 @@ struct ParamSpec {
   std::vector<ParamValue> grid;     // explicit grid values for the grid sampler
   int grid_points = 0;              // or: this many evenly spaced points (log-spaced if log)
   int line = 0;                     // where it was declared, for messages (0 if unknown)
+
+  // A bound or step of this parameter as text: whole for an int ("8"), exact for a float ("8.0").
+  std::string FormatNumber(double v) const;
 };
 
 }  // namespace cleansweep

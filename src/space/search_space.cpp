@@ -8,6 +8,10 @@
 
 namespace cleansweep {
 
+std::string ParamSpec::FormatNumber(double v) const {
+  return kind == ParamKind::kInt ? std::to_string(std::llround(v)) : FormatValue(v);
+}
+
 const char* ParamKindName(ParamKind kind) {
   switch (kind) {
     case ParamKind::kFloat:
@@ -118,13 +122,13 @@ Result<ParamValue> SearchSpace::Normalize(const ParamSpec& spec, const ParamValu
       break;
   }
   if (!number || x < spec.low || x > spec.high) {
-    return Status::InvalidInput(FormatValue(value) + " is not a number in [" + FormatValue(spec.low) + ", " +
-                                FormatValue(spec.high) + "]");
+    return Status::InvalidInput(FormatValue(value) + " is not a number in [" + spec.FormatNumber(spec.low) + ", " +
+                                spec.FormatNumber(spec.high) + "]");
   }
   const double step = spec.step.value_or(spec.kind == ParamKind::kInt ? 1.0 : 0.0);
   if (step > 0 && std::abs(Snap(spec, x) - x) > 1e-9 * std::max(1.0, std::abs(x))) {
-    return Status::InvalidInput(FormatValue(value) + " is not on the step " + FormatValue(step) + " from " +
-                                FormatValue(spec.low));
+    return Status::InvalidInput(FormatValue(value) + " is not on the step " + spec.FormatNumber(step) + " from " +
+                                spec.FormatNumber(spec.low));
   }
   if (spec.kind == ParamKind::kInt) return ParamValue(static_cast<std::int64_t>(std::llround(x)));
   return ParamValue(x);
@@ -153,9 +157,9 @@ std::string SearchSpace::Describe() const {
     switch (spec.kind) {
       case ParamKind::kFloat:
       case ParamKind::kInt:
-        out << " [" << FormatValue(spec.low) << ", " << FormatValue(spec.high) << "]";
+        out << " [" << spec.FormatNumber(spec.low) << ", " << spec.FormatNumber(spec.high) << "]";
         if (spec.log) out << " log";
-        if (spec.step) out << " step " << FormatValue(*spec.step);
+        if (spec.step) out << " step " << spec.FormatNumber(*spec.step);
         break;
       case ParamKind::kCategorical: {
         out << " {";

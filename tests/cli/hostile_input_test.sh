@@ -84,6 +84,20 @@ resume: a longer choice even with --force | cp $study_dir/results/h.h5 results/h
 resume: changed objective | cp $study_dir/results/h.h5 results/h.h5 | run c.yaml --resume --set study.direction=minimize | 2 | study.direction: was maximize, now minimize
 resume: study in use | cp $study_dir/results/h.h5 results/h.h5 && : > results/h.h5.lock && (flock results/h.h5.lock sleep 30 &) && sleep 0.3 | run c.yaml --resume | 2 | the study is in use
 show: not a study | echo hi > x.h5 | show x.h5 | 2 | not an HDF5 file
+issue 15: duplicate parameter | echo '  n: {type: int, low: 1, high: 3}' >> c.yaml | run c.yaml | 2 | c.yaml:9:3: space.n: appears twice in one mapping (lines 6 and 9)
+issue 15: duplicate section | echo 'study: {name: other}' >> c.yaml | run c.yaml | 2 | study: appears twice in one mapping (lines 1 and 9)
+issue 15: zero timeout | sed -i 's/timeout: 30s/timeout: 0s/' c.yaml | run c.yaml | 2 | trial.timeout: must be longer than 0s
+issue 15: overflowing timeout | sed -i 's/timeout: 30s/timeout: 99999999999999999h/' c.yaml | run c.yaml | 2 | trial.timeout: '99999999999999999h' is longer than 3650d
+issue 15: step that does not divide | sed -i 's/high: 0.9,/high: 1.0, step: 0.3,/' c.yaml | run c.yaml | 2 | space.m.step: step 0.3 does not divide \[0.0, 1.0\]
+issue 15: NUL in a choice | sed -i 's/choices: \[sgd, adam\]/choices: [sgd, "a\\0b"]/' c.yaml | run c.yaml | 2 | space.opt.choices\[1\]: text contains a NUL byte
+issue 15: export over its study | cp $study_dir/results/h.h5 results/h.h5 | export results/h.h5 -o results/h.h5 | 2 | the export would overwrite its input
+issue 15: export over the lock | cp $study_dir/results/h.h5 results/h.h5 | export results/h.h5 -o results/h.h5.lock | 2 | would overwrite the lock file
+issue 15: export through a link to the study | cp $study_dir/results/h.h5 results/h.h5 && ln -s results/h.h5 link.h5 | export results/h.h5 -o link.h5 --format json | 2 | the export would overwrite its input
+issue 15: export into a folder | cp $study_dir/results/h.h5 results/h.h5 | export results/h.h5 -o results | 2 | results: is a folder
+issue 15: report over its study | cp $study_dir/results/h.h5 results/h.h5 | report results/h.h5 -o results/h.h5 | 2 | the report would overwrite its input
+issue 15: report of a study named .html | cp $study_dir/results/h.h5 study.html | report study.html | 2 | study.html: the report would overwrite its input
+issue 15: merge over a shard | cp $study_dir/results/h.h5 results/h.h5 | merge results/h.h5 results/h.h5 | 2 | the merged study would overwrite its input
+issue 15: resume a damaged study | $py -c "d = bytearray(open('$study_dir/results/h.h5', 'rb').read()); d[2048:] = bytes(b ^ 255 for b in d[2048:]); open('results/h.h5', 'wb').write(d)" | resume results/h.h5 | 2 | results/h.h5: the study file is damaged
 TABLE
 )
 

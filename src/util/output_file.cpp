@@ -1,0 +1,65 @@
+#include "util/output_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "util/unique_fd.hpp"
+
+namespace cleansweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool SameFile(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ec), ec);
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+  return !ec && ca == cb;
+}
+
+}  // namespace
+
+Status CheckOutputPath(const std::string& output, const std::vector<std::string>& inputs, const std::string& what) {
+  std::error_code ec;
+  if (fs::is_directory(output, ec)) {
+    return Status::InvalidInput(output + ": is a folder; give " + what + " a file name (e.g. " +
+                                (fs::path(output) / "out").string() + ")");
+  }
+  for (const std::string& input : inputs) {
+    if (SameFile(output, input)) {
+      return Status::InvalidInput(output + ": " + what + " would overwrite its input, the study file " + input +
+                                  "; choose another output with -o");
+    }
+    if (SameFile(output, input + ".lock")) {
+      return Status::InvalidInput(output + ": " + what + " would overwrite the lock file of the study " + input +
+                                  "; choose another output with -o");
+    }
+  }
+  return Status::Ok();
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& content) {
+  const fs::path target(path);
+  const std::string temporary =
+      (target.parent_path() / ("." + target.filename().string() + ".partial-" + std::to_string(::getpid()))).string();
+  const auto failed = [&](const std::string& what) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(temporary.c_str());
+    return Status::IoError(path + ": " + what + ": " + reason);
+  };
+  {
+    UniqueFd fd(RetryOnEintr([&] { return ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); }));
+    if (!fd.valid()) return Status::IoError(path + ": cannot write (" + temporary + "): " + std::strerror(errno));
+    if (!WriteAll(fd.get(), content.data(), content.size())) return failed("writing failed");
+    if (RetryOnEintr([&] { return ::fsync(fd.get()); }) != 0) return failed("writing to disk failed");
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) return failed("cannot put the new file in place");
+  return Status::Ok();
+}
+
+}  // namespace cleansweep
