@@ -170,6 +170,14 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
         Result<std::unique_ptr<StudyFile>> file = resuming ? StudyFile::Reopen(config.study.storage, config)
                                                            : StudyFile::Create(config.study.storage, config);
         if (!file.ok()) return file.status();
+        if (!resuming) {  // trial folders of a study whose file is gone belong to no trial of this one
+          Result<std::string> moved = MoveAsideStaleTrialFolders(TrialsRoot(config.study.storage));
+          if (!moved.ok()) return moved.status();
+          if (!moved->empty()) {
+            progress.Message("notice: " + TrialsRoot(config.study.storage) +
+                             " held the trial folders of an earlier study whose file is gone; moved to " + *moved);
+          }
+        }
         if (!config.study.report_every) return std::unique_ptr<StudyStore>(std::move(*file));
         ReportInput base = std::move(report_base);
         base.config = config;

@@ -3,6 +3,8 @@
 #include <map>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.hpp"
 #include "study/study_file.hpp"
 
@@ -70,6 +72,16 @@ int ShowCommand(const ShowArgs& args) {
     std::printf("merged from:\n");
     std::istringstream lines(study->merged_from);
     for (std::string line; std::getline(lines, line);) std::printf("  %s\n", line.c_str());
+  }
+  // Resumes that changed the config, as the study file records them (config_history).
+  const nlohmann::json history = nlohmann::json::parse(study->config_history, nullptr, /*allow_exceptions=*/false);
+  for (const nlohmann::json& entry : history.is_array() ? history : nlohmann::json::array()) {
+    if (!entry.is_object() || !entry.contains("changes") || !entry["changes"].is_array()) continue;
+    std::string changes;
+    for (const nlohmann::json& change : entry["changes"]) {
+      changes += (changes.empty() ? "" : "; ") + (change.is_string() ? change.get<std::string>() : change.dump());
+    }
+    std::printf("config changed on resume %s: %s\n", entry.value("at", std::string("?")).c_str(), changes.c_str());
   }
   std::map<std::string, int> counts;
   int finished = 0, running = 0, interrupted = 0;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 
 #include "launch/trial_command.hpp"
@@ -80,6 +81,24 @@ Result<PreparedStudy> PrepareStudy(const std::string& path, const std::vector<st
   prepared.sampler = std::move(*sampler);
   prepared.program = std::move(*program);
   return prepared;
+}
+
+Result<std::string> MoveAsideStaleTrialFolders(const std::string& trials_root) {
+  std::error_code ec;
+  if (!std::filesystem::exists(trials_root, ec)) return std::string();
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  std::string target = trials_root + ".orphaned-" + stamp;
+  for (int n = 2; std::filesystem::exists(target, ec); ++n) target = trials_root + ".orphaned-" + stamp + "-" + std::to_string(n);
+  std::filesystem::rename(trials_root, target, ec);
+  if (ec) {
+    return Status::IoError(trials_root + ": holds an earlier study's trial folders and cannot be moved aside (" +
+                           ec.message() + "); move or remove it, then run again");
+  }
+  return target;
 }
 
 }  // namespace cleansweep

@@ -33,4 +33,9 @@ enum class StudyMode {
 Result<PreparedStudy> PrepareStudy(const std::string& path, const std::vector<std::string>& sets, StudyMode mode,
                                    bool force);
 
+// A new study's trial-folder root that already exists holds an earlier study's folders (its file
+// was deleted): renames it to ROOT.orphaned-YYYYmmddTHHMMSSZ, so no trial finds another study's
+// checkpoint or log. Returns the new name, or "" when there was nothing to move.
+Result<std::string> MoveAsideStaleTrialFolders(const std::string& trials_root);
+
 }  // namespace cleansweep

@@ -133,6 +133,13 @@ Result<std::string> ReadStringAttr(hid_t object, const char* name) {
   return value.substr(0, value.find('\0'));
 }
 
+Status DeleteAttrIfPresent(hid_t object, const char* name) {
+  const htri_t exists = H5Aexists(object, name);
+  CS_RETURN_IF_ERROR(CheckCall(exists < 0 ? -1 : 0, std::string("cannot look for attribute ") + name));
+  if (exists == 0) return Status::Ok();
+  return CheckCall(H5Adelete(object, name), std::string("cannot remove attribute ") + name);
+}
+
 Result<long long> ReadIntAttr(hid_t object, const char* name) {
   Result<Handle> attr = CheckId(H5Aopen(object, name, H5P_DEFAULT), std::string("missing attribute ") + name);
   if (!attr.ok()) return attr.status();

@@ -69,6 +69,8 @@ Handle FixedString(size_t length);
 Status WriteAttr(hid_t object, const char* name, const std::string& value);
 Status WriteAttr(hid_t object, const char* name, long long value);
 Result<std::string> ReadStringAttr(hid_t object, const char* name);
+// Removes attribute `name` when it exists (attributes cannot be rewritten with another size).
+Status DeleteAttrIfPresent(hid_t object, const char* name);
 Result<long long> ReadIntAttr(hid_t object, const char* name);
 
 }  // namespace cleansweep::h5

@@ -42,19 +42,59 @@ Result<h5::Handle> CreateTable(hid_t file, const char* name, hid_t type) {
                      std::string("cannot create dataset ") + name);
 }
 
+// The root attributes that restate the config, as text: h5py and pandas read these, `show` reads
+// the config; both are written from one config, at creation and whenever a resume changes it.
+std::map<std::string, std::string> ConfigAttrs(const StudyConfig& config) {
+  return {{"study_name", config.study.name},
+          {"direction", DirectionName(config.study.direction)},
+          {"metric", config.study.metric},
+          {"sampler", config.sampler.kind},
+          {"pruner", config.pruner.kind},
+          {"space", SpaceJson(config.space)},
+          {"config", config.yaml_text}};
+}
+
 Status WriteMetadata(hid_t file, const StudyConfig& config, const std::map<std::string, std::string>& notes) {
   for (const auto& [name, text] : notes) CS_RETURN_IF_ERROR(h5::WriteAttr(file, name.c_str(), text));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "schema_version", static_cast<long long>(kStudySchemaVersion)));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "cleansweep_version", std::string(kVersion)));
-  CS_RETURN_IF_ERROR(h5::WriteAttr(file, "study_name", config.study.name));
-  CS_RETURN_IF_ERROR(h5::WriteAttr(file, "direction", std::string(DirectionName(config.study.direction))));
-  CS_RETURN_IF_ERROR(h5::WriteAttr(file, "metric", config.study.metric));
-  CS_RETURN_IF_ERROR(h5::WriteAttr(file, "sampler", config.sampler.kind));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "seed", static_cast<long long>(config.sampler.seed)));
-  CS_RETURN_IF_ERROR(h5::WriteAttr(file, "pruner", config.pruner.kind));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "created", NowIso8601()));
-  CS_RETURN_IF_ERROR(h5::WriteAttr(file, "space", SpaceJson(config.space)));
-  return h5::WriteAttr(file, "config", config.yaml_text);
+  for (const auto& [name, text] : ConfigAttrs(config)) CS_RETURN_IF_ERROR(h5::WriteAttr(file, name.c_str(), text));
+  return Status::Ok();
+}
+
+// A resume that changed the config (--set, --force): every attribute that restates it is
+// rewritten, and one entry appended to the JSON list in `config_history`: when, by which
+// version, and what changed ("sampler: random -> tpe"; the config text itself is in `config`).
+Status RewriteConfigAttrs(hid_t file, const StudyConfig& config) {
+  nlohmann::json changes = nlohmann::json::array();
+  std::map<std::string, std::string> attrs = ConfigAttrs(config);
+  attrs["seed"] = std::to_string(config.sampler.seed);
+  for (const auto& [name, text] : attrs) {
+    std::string before;
+    if (name == "seed") {
+      const Result<long long> seed = h5::ReadIntAttr(file, "seed");
+      before = seed.ok() ? std::to_string(*seed) : "";
+    } else {
+      const Result<std::string> stored = h5::ReadStringAttr(file, name.c_str());
+      before = stored.ok() ? *stored : "";
+    }
+    if (before == text) continue;
+    changes.push_back(name == "config" || name == "space" ? name + " replaced" : name + ": " + before + " -> " + text);
+    CS_RETURN_IF_ERROR(h5::DeleteAttrIfPresent(file, name.c_str()));
+    CS_RETURN_IF_ERROR(name == "seed" ? h5::WriteAttr(file, "seed", static_cast<long long>(config.sampler.seed))
+                                      : h5::WriteAttr(file, name.c_str(), text));
+  }
+  if (changes.empty()) return Status::Ok();
+  nlohmann::json history = nlohmann::json::array();
+  if (const Result<std::string> stored = h5::ReadStringAttr(file, "config_history"); stored.ok()) {
+    history = nlohmann::json::parse(*stored, nullptr, /*allow_exceptions=*/false);
+    if (!history.is_array()) history = nlohmann::json::array();
+  }
+  history.push_back({{"at", NowIso8601()}, {"cleansweep_version", kVersion}, {"changes", changes}});
+  CS_RETURN_IF_ERROR(h5::DeleteAttrIfPresent(file, "config_history"));
+  return h5::WriteAttr(file, "config_history", history.dump());
 }
 
 void SetParam(RowBuffer* row, const ParamSpec& spec, const ParamSet& params) {
@@ -252,12 +292,7 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
                                 "; this cleansweep resumes schema " + std::to_string(kStudySchemaVersion) +
                                 " only. Start a new study (the old file stays readable with cleansweep show)");
   }
-  if (!unchanged) {
-    if (H5Aexists(file->file.get(), "config") > 0) H5Adelete(file->file.get(), "config");
-    CS_RETURN_IF_ERROR(h5::WriteAttr(file->file.get(), "config", config.yaml_text));
-    if (H5Aexists(file->file.get(), "space") > 0) H5Adelete(file->file.get(), "space");
-    CS_RETURN_IF_ERROR(h5::WriteAttr(file->file.get(), "space", SpaceJson(config.space)));
-  }
+  if (!unchanged) CS_RETURN_IF_ERROR(RewriteConfigAttrs(file->file.get(), config));
   for (auto [name, handle, rows] : {std::tuple{"trials", &file->trials, &file->trial_rows},
                                     std::tuple{"intermediate", &file->intermediate, &file->intermediate_rows}}) {
     Result<h5::Handle> d =

@@ -267,6 +267,11 @@ Result<StudyData> ReadStudyFileOnce(const std::string& path) {
     if (!merged_from.ok()) return merged_from.status().WithContext(path);
     study.merged_from = *merged_from;
   }
+  if (H5Aexists(f, "config_history") > 0) {
+    Result<std::string> history = h5::ReadStringAttr(f, "config_history");
+    if (!history.ok()) return history.status().WithContext(path);
+    study.config_history = *history;
+  }
   CS_RETURN_IF_ERROR(ReadTrials(f, &study).WithContext(path));
   CS_RETURN_IF_ERROR(ReadIntermediate(f, &study).WithContext(path));
   return study;

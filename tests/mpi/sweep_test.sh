@@ -248,10 +248,10 @@ PY
     "${mpi[@]}" -np 3 "$bin/cleansweep" run idle.yaml > out.txt &
     launcher=$!
     sleep 2.5  # set-up done, both trials asleep
-    ticks() { for p in $(pgrep -f "cleansweep run idle.yaml" | grep -v "^$launcher\$"); do
-      if [ "$(ps -o comm= -p "$p")" = cleansweep ]; then awk '{print $14 + $15}' "/proc/$p/stat"; fi
-      done | awk '{s += $1} END {print s}'; }
-    nprocs=$(pgrep -x cleansweep | wc -l)
+    # Only this sweep's ranks (children of its mpirun): other sweeps on a shared machine do not count.
+    ranks() { pgrep -P "$launcher" -x cleansweep; }
+    ticks() { for p in $(ranks); do awk '{print $14 + $15}' "/proc/$p/stat"; done | awk '{s += $1} END {print s}'; }
+    nprocs=$(ranks | wc -l)
     t0=$(ticks); s0=$(date +%s.%N)
     sleep 4
     t1=$(ticks); s1=$(date +%s.%N)
@@ -381,6 +381,67 @@ with h5py.File("$work/nonvml.h5", "r") as f:
     t = f["trials"][:]
 assert len(t) == 2 and all(math.isnan(v) for c in ("gpu_mem_before_mb", "gpu_mem_peak_mb", "gpu_mem_after_mb",
                                                     "gpu_mem_foreign_mb") for v in t[c])
+PY
+    ;;
+  exact_values)  # issue 15: the trial runs with exactly the value the study stores; exports say the same
+    toy_config exact 12 "{kind: random, seed: 11}" "echoargs" "  lr: {type: float, low: 1.0e-6, high: 0.5, log: true}"
+    sed -i 's#toy_trial"\]#toy_trial", "--x={x}", "--lr={lr}"]#' exact.yaml
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run exact.yaml > out.txt || fail "run exited $?"
+    "$bin/cleansweep" export exact.h5 -o exact.csv || fail "csv export"
+    "$bin/cleansweep" export exact.h5 --format json -o exact.json || fail "json export"
+    /usr/bin/python3 - <<PY
+import csv, json, h5py
+with h5py.File("exact.h5", "r") as f:
+    rows = {int(r["number"]): r for r in f["trials"][:]}
+csv_rows = {int(r["number"]): r for r in csv.DictReader(open("exact.csv"))}
+json_rows = {t["number"]: t for t in json.load(open("exact.json"))["trials"]}
+checked = 0
+for n, row in rows.items():
+    args = open(f"exact.trials/{n}/args.bin", "rb").read().split(b"\0")
+    seen = {a.split(b"=")[0][2:].decode(): a.split(b"=")[1].decode() for a in args if a}
+    params = json.load(open(f"exact.trials/{n}/params.json"))
+    for name in ("x", "lr"):
+        stored = float(row["param_" + name])
+        assert float(seen[name]) == stored, (n, name, seen[name], repr(stored))
+        assert seen[name] == repr(stored), (n, name, seen[name], repr(stored))  # the shortest exact text
+        assert params[name] == stored, (n, name, params[name], stored)
+        assert float(csv_rows[n]["param_" + name]) == stored, (n, name, csv_rows[n]["param_" + name])
+        assert json_rows[n]["params"][name] == stored
+        checked += 1
+assert checked == 24, checked
+print("exact values: 24 of 24 identical in the command, CLEANSWEEP_PARAMS, the study file, CSV and JSON")
+PY
+    ;;
+  stale_trial_folders)  # issue 15: a new study never reuses the trial folders of one whose file was deleted
+    toy_config stale 2 "{kind: random, seed: 1}" "ok"
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run stale.yaml > out.txt || fail "first run exited $?"
+    echo "old checkpoint" > stale.trials/0/checkpoint.pt
+    rm stale.h5
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run stale.yaml > out.txt || fail "second run exited $?"
+    grep -q "notice: $work/stale.trials held the trial folders of an earlier study whose file is gone; moved to $work/stale.trials.orphaned-" out.txt ||
+      fail "no notice: $(cat out.txt)"
+    [ -e stale.trials/0/checkpoint.pt ] && fail "the new trial 0 found the old trial 0's checkpoint"
+    [ "$(cat stale.trials.orphaned-*/0/checkpoint.pt)" = "old checkpoint" ] || fail "the old folders were not kept"
+    [ -f stale.trials/0/log.txt ] || fail "the new trial 0 has no folder of its own"
+    ;;
+  resume_set)  # issue 15: a resume that changes the config changes every place that states it
+    toy_config rs 4 "{kind: random, seed: 1}" "ok"
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run rs.yaml > out.txt || fail "run exited $?"
+    "${mpi[@]}" -np 2 "$bin/cleansweep" resume rs.h5 --set sampler.kind=tpe --set study.n_trials=6 > out.txt ||
+      fail "resume exited $?"
+    "$bin/cleansweep" show rs.h5 > show.txt
+    grep -q "^sampler tpe" show.txt || fail "show: $(head -3 show.txt)"
+    grep -q "config changed on resume .*: .*sampler: random -> tpe" show.txt || fail "show has no history: $(cat show.txt)"
+    /usr/bin/python3 - <<PY
+import json, sys, h5py
+sys.path.insert(0, "$src/python")
+import cleansweep_study
+with h5py.File("rs.h5", "r") as f:
+    assert f.attrs["sampler"] == "tpe", f.attrs["sampler"]
+    history = json.loads(f.attrs["config_history"])
+assert any("sampler: random -> tpe" in c for c in history[-1]["changes"]), history
+study = cleansweep_study.load_study("rs.h5")
+assert study.attrs["sampler"] == "tpe" and len(study.trials) == 6, study.attrs
 PY
     ;;
   *) fail "unknown scenario $scenario" ;;

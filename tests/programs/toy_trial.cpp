@@ -101,6 +101,8 @@ int ToyMain(int argc, char** argv) {
     std::FILE* out = std::fopen(path.c_str(), "wb");
     for (int i = 1; out && i < argc; ++i) std::fwrite(argv[i], 1, std::strlen(argv[i]) + 1, out);
     if (!out || std::fclose(out) != 0) return 5;
+    std::FILE* params = std::fopen((std::string(std::getenv("CLEANSWEEP_TRIAL_DIR")) + "/params.json").c_str(), "w");
+    if (!params || std::fputs(std::getenv("CLEANSWEEP_PARAMS"), params) < 0 || std::fclose(params) != 0) return 5;
   }
   RecordPid(::getpid());
   if (mode == "escape") {  // fork-and-forget: a child in a session of its own that outlives the trial

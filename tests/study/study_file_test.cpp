@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "study/hdf5_handle.hpp"
 #include "study/study_lock.hpp"
@@ -217,6 +218,37 @@ TEST(StudyFile, ResumingKeepsOrReplacesTheStoredConfigAsItChanged) {
   ASSERT_TRUE(read.ok()) << read.status().message();
   EXPECT_EQ(read->trials.size(), 2u);
   EXPECT_NE(read->config.yaml_text.find("# resumed with --set"), std::string::npos);
+}
+
+// Issue 15: `resume --set sampler.kind=tpe` left the root attribute saying random, and after
+// --force with another direction `show` and the `direction` attribute disagreed.
+TEST(StudyFile, AResumeThatChangesTheConfigRewritesEveryRootAttributeAndRecordsWhat) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  ASSERT_TRUE(StudyFile::Create(path, Config(path)).ok());
+  Result<StudyConfig> changed = LoadConfigText(Config(path).yaml_text, "s.yaml",
+                                               {"sampler.kind=tpe", "sampler.seed=10", "study.direction=minimize"});
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  ASSERT_TRUE(StudyFile::Reopen(path, *changed).ok());
+  Result<StudyData> read = ReadStudyFile(path);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->sampler, "tpe");
+  EXPECT_EQ(read->seed, 10);
+  EXPECT_EQ(read->config.sampler.kind, "tpe");
+  EXPECT_EQ(read->config.study.direction, Direction::kMinimize);
+  const nlohmann::json history = nlohmann::json::parse(read->config_history);
+  ASSERT_EQ(history.size(), 1u) << read->config_history;
+  const std::string changes = history[0]["changes"].dump();
+  for (const char* change : {"sampler: random -> tpe", "seed: 9 -> 10", "direction: maximize -> minimize",
+                             "config replaced"}) {
+    EXPECT_NE(changes.find(change), std::string::npos) << changes;
+  }
+  EXPECT_EQ(changes.find("metric"), std::string::npos) << changes;  // what did not change is not listed
+  // h5py's view: the attribute the docs tell people to read says the same.
+  h5::QuietErrors();
+  h5::Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT));
+  EXPECT_EQ(*h5::ReadStringAttr(file.get(), "direction"), "minimize");
+  EXPECT_EQ(*h5::ReadStringAttr(file.get(), "sampler"), "tpe");
 }
 
 TEST(StudyFile, ASecondWriterIsRefusedWithTheHolderNamed) {
