@@ -50,8 +50,7 @@ std::string ForkServerLauncher::BuryServer() {
   }
   if (r == 0) {  // still there after a second: it hangs
     ::kill(server_pid_, SIGKILL);
-    while (::waitpid(server_pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    RetryOnEintr([&] { return ::waitpid(server_pid_, &status, 0); });
     how = "hung, killed";
   } else if (r == server_pid_) {
     how = DescribeStatus(status);

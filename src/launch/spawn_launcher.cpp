@@ -147,8 +147,7 @@ void SweepStrays() {
     }
     for (pid_t pid : strays) {
       int status;
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
+      RetryOnEintr([&] { return ::waitpid(pid, &status, 0); });
     }
   }
 }
@@ -273,8 +272,7 @@ Status SpawnedTrial::Spawn(const ChildStarter& start, UniqueFd* out_w, UniqueFd*
   int exec_errno = 0;
   if (ReadRetry(error_r.get(), &exec_errno, sizeof exec_errno) == static_cast<ssize_t>(sizeof exec_errno)) {
     int status;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    RetryOnEintr([&] { return ::waitpid(pid_, &status, 0); });
     UntrackGroup(pid_);
     pid_ = -1;
     FailToStart("cannot start " + spec_.argv[0] + ": " + std::strerror(exec_errno) +
@@ -470,10 +468,7 @@ void SpawnedTrial::Poll(Millis max_wait, std::vector<StepReport>* steps) {
   }
   int status = 0;
   rusage usage{};
-  pid_t r;
-  do {
-    r = ::wait4(pid_, &status, WNOHANG, &usage);
-  } while (r < 0 && errno == EINTR);
+  const pid_t r = RetryOnEintr([&] { return ::wait4(pid_, &status, WNOHANG, &usage); });
   if (r == pid_)
     Reap(status, usage, steps);
   else

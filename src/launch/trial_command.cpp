@@ -108,6 +108,10 @@ std::vector<std::string> ExpandCommand(const std::vector<std::string>& command, 
         ++i;
       } else if (c == '{') {
         const size_t close = word.find('}', i);
+        if (close == std::string::npos) {  // validation refuses this; should one get here, it is text
+          out += word.substr(i);
+          break;
+        }
         const std::string name = word.substr(i + 1, close - i - 1);
         if (name == "trial") {
           out += std::to_string(trial);

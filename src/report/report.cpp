@@ -176,18 +176,29 @@ ReportingStore::~ReportingStore() { MaybeWrite(/*final=*/true); }
 
 Status ReportingStore::PutTrial(const TrialRecord& record) {
   CS_RETURN_IF_ERROR(inner_->PutTrial(record));
-  if (const auto [it, fresh] = row_of_.emplace(record.number, input_.trials.size()); fresh) {
-    input_.trials.push_back(record);
-  } else {
-    input_.trials[it->second] = record;
-  }
-  MaybeWrite(false);
-  return Status::Ok();
+  pending_trials_.push_back(record);
+  return deferred_ ? Status::Ok() : Flush();
 }
 
 Status ReportingStore::AppendIntermediate(const IntermediateValue& value) {
   CS_RETURN_IF_ERROR(inner_->AppendIntermediate(value));
-  input_.intermediate.push_back(value);
+  pending_values_.push_back(value);
+  return deferred_ ? Status::Ok() : Flush();
+}
+
+Status ReportingStore::Flush() {
+  CS_RETURN_IF_ERROR(inner_->Flush());
+  // Only now are these rows in the file: the page never shows what a reader of the file cannot see.
+  for (TrialRecord& record : pending_trials_) {
+    if (const auto [it, fresh] = row_of_.emplace(record.number, input_.trials.size()); fresh) {
+      input_.trials.push_back(std::move(record));
+    } else {
+      input_.trials[it->second] = std::move(record);
+    }
+  }
+  input_.intermediate.insert(input_.intermediate.end(), pending_values_.begin(), pending_values_.end());
+  pending_trials_.clear();
+  pending_values_.clear();
   MaybeWrite(false);
   return Status::Ok();
 }

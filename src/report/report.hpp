@@ -46,8 +46,13 @@ class ReportingStore : public StudyStore {
 
   Status PutTrial(const TrialRecord& record) override;
   Status AppendIntermediate(const IntermediateValue& value) override;
-  void DeferFlush(bool defer) override { inner_->DeferFlush(defer); }
-  Status Flush() override { return inner_->Flush(); }
+  void DeferFlush(bool defer) override {
+    deferred_ = defer;
+    inner_->DeferFlush(defer);
+  }
+  // Flushes the inner store; then the rows it made durable join the page, which is redrawn when
+  // `every` has passed since the last drawing.
+  Status Flush() override;
 
  private:
   void MaybeWrite(bool final);
@@ -55,6 +60,9 @@ class ReportingStore : public StudyStore {
   std::unique_ptr<StudyStore> inner_;
   ReportInput input_;
   std::map<std::int64_t, size_t> row_of_;  // trial number -> index in input_.trials
+  std::vector<TrialRecord> pending_trials_;      // written, not yet flushed: not on the page yet
+  std::vector<IntermediateValue> pending_values_;
+  bool deferred_ = false;
   std::string path_;
   Millis every_;
   double last_written_ = 0;

@@ -67,8 +67,8 @@ Status CheckCall(herr_t rc, const std::string& what) {
 
 Handle FileAccess(bool latest_format) {
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
-  H5Pset_metadata_read_attempts(fapl.get(), kMetadataReadAttempts);
-  if (latest_format) H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  Must(H5Pset_metadata_read_attempts(fapl.get(), kMetadataReadAttempts));
+  if (latest_format) Must(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
   return fapl;
 }
 
@@ -79,18 +79,27 @@ Result<Handle> OpenForReading(const std::string& path) {
   return CheckId(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), path + ": cannot open the study file");
 }
 
+Result<hsize_t> RowCount(hid_t dataset, const std::string& what) {
+  CS_ASSIGN_OR_RETURN(const Handle space, CheckId(H5Dget_space(dataset), what + ": cannot read the table's size"));
+  hsize_t dims[1] = {0};
+  if (H5Sget_simple_extent_ndims(space.get()) != 1 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) != 1) {
+    return Status::IoError(what + ": the table is not one-dimensional (HDF5: " + ErrorStackText() + ")");
+  }
+  return dims[0];
+}
+
 Handle FixedString(size_t length) {
   Handle type(H5Tcopy(H5T_C_S1));
-  H5Tset_size(type.get(), length);
-  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  Must(H5Tset_size(type.get(), length));
+  Must(H5Tset_strpad(type.get(), H5T_STR_NULLPAD));
+  Must(H5Tset_cset(type.get(), H5T_CSET_UTF8));
   return type;
 }
 
 Handle VarString() {
   Handle type(H5Tcopy(H5T_C_S1));
-  H5Tset_size(type.get(), H5T_VARIABLE);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  Must(H5Tset_size(type.get(), H5T_VARIABLE));
+  Must(H5Tset_cset(type.get(), H5T_CSET_UTF8));
   return type;
 }
 

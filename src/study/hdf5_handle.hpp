@@ -60,6 +60,13 @@ Handle FileAccess(bool latest_format);
 // else plainly (files of schema 1). Bounded in time on damaged files.
 Result<Handle> OpenForReading(const std::string& path);
 
+// For the calls that build types and property lists: they fail only on a programmer error (a
+// wrong argument) or when memory runs out, so a failure stops the program where it happened.
+inline void Must(herr_t rc) { CS_CHECK(rc >= 0); }
+
+// The number of rows of a 1-D dataset; IoError (with the HDF5 stack) when it cannot be read.
+Result<hsize_t> RowCount(hid_t dataset, const std::string& what);
+
 // A vlen UTF-8 string type, the form h5py reads back as str.
 Handle VarString();
 // A fixed-width, NUL-padded UTF-8 string type of `length` bytes (h5py reads it as bytes).

@@ -34,10 +34,10 @@ Result<h5::Handle> CreateTable(hid_t file, const char* name, hid_t type) {
   const hsize_t dims[1] = {0}, max_dims[1] = {H5S_UNLIMITED}, chunk[1] = {kChunkRows};
   h5::Handle space(H5Screate_simple(1, dims, max_dims));
   h5::Handle props(H5Pcreate(H5P_DATASET_CREATE));
-  H5Pset_chunk(props.get(), 1, chunk);
+  h5::Must(H5Pset_chunk(props.get(), 1, chunk));
   // A checksum on every chunk: rows hold the lengths and heap addresses of their text cells, and
   // a damaged chunk must be refused, not followed (HDF5 checksums metadata, not raw data).
-  H5Pset_fletcher32(props.get());
+  h5::Must(H5Pset_fletcher32(props.get()));
   return h5::CheckId(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, props.get(), H5P_DEFAULT),
                      std::string("cannot create dataset ") + name);
 }
@@ -121,14 +121,14 @@ h5::Handle CompoundType(const RowLayout& layout) {
   for (const Column& c : layout.columns()) {
     if (c.type == ColumnType::kString && c.length > 0) {
       h5::Handle fixed = h5::FixedString(c.length);
-      H5Tinsert(type.get(), c.name.c_str(), c.offset, fixed.get());  // copies the member type
+      h5::Must(H5Tinsert(type.get(), c.name.c_str(), c.offset, fixed.get()));  // copies the member type
       continue;
     }
     hid_t member = c.type == ColumnType::kInt32     ? H5T_NATIVE_INT32
                    : c.type == ColumnType::kInt64   ? H5T_NATIVE_INT64
                    : c.type == ColumnType::kFloat64 ? H5T_NATIVE_DOUBLE
                                                     : text.get();
-    H5Tinsert(type.get(), c.name.c_str(), c.offset, member);
+    h5::Must(H5Tinsert(type.get(), c.name.c_str(), c.offset, member));
   }
   return type;
 }
@@ -181,7 +181,7 @@ h5::Handle LatestFormatAccess(bool clear_crash_flags) {
     // What `h5clear -s` does: a writer that was killed leaves "open for writing" in the
     // superblock; we hold the study lock, so that writer is gone.
     hbool_t clear = 1;
-    H5Pset(fapl.get(), "clear_status_flags", &clear);
+    h5::Must(H5Pset(fapl.get(), "clear_status_flags", &clear));
   }
   return fapl;
 }
@@ -208,7 +208,7 @@ std::unique_ptr<StudyFile::Impl> StudyFile::Impl::Make(const std::string& path, 
   // would allocate and zero (twice) for every row written.
   impl->write_props = h5::Handle(H5Pcreate(H5P_DATASET_XFER));
   const size_t row_bytes = std::max(H5Tget_size(impl->trials_type.get()), H5Tget_size(impl->intermediate_type.get()));
-  H5Pset_buffer(impl->write_props.get(), 4 * row_bytes, nullptr, nullptr);
+  h5::Must(H5Pset_buffer(impl->write_props.get(), 4 * row_bytes, nullptr, nullptr));
   return impl;
 }
 
@@ -299,8 +299,8 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
         h5::CheckId(H5Dopen2(file->file.get(), name, H5P_DEFAULT), path + ": missing dataset /" + std::string(name));
     if (!d.ok()) return d.status();
     *handle = std::move(*d);
-    h5::Handle space(H5Dget_space(handle->get()));
-    H5Sget_simple_extent_dims(space.get(), rows, nullptr);
+    // Unread, the row count would stay 0 and new rows would be written over the old ones.
+    CS_ASSIGN_OR_RETURN(*rows, h5::RowCount(handle->get(), path + ": /" + std::string(name)));
   }
   file->trial_extent = file->trial_rows;
   file->intermediate_extent = file->intermediate_rows;
@@ -308,7 +308,7 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
   std::vector<std::int64_t> numbers(file->trial_rows);
   if (!numbers.empty()) {
     h5::Handle type(H5Tcreate(H5T_COMPOUND, sizeof(std::int64_t)));
-    H5Tinsert(type.get(), "number", 0, H5T_NATIVE_INT64);
+    h5::Must(H5Tinsert(type.get(), "number", 0, H5T_NATIVE_INT64));
     CS_RETURN_IF_ERROR(
         h5::CheckCall(H5Dread(file->trials.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, numbers.data()),
                       path + ": cannot read the trial numbers"));
@@ -349,7 +349,9 @@ Status StudyFile::Impl::WritePending(hid_t dataset, hid_t type, Pending* pending
     coords.push_back(index);
   }
   h5::Handle file_space(H5Dget_space(dataset));
-  H5Sselect_elements(file_space.get(), H5S_SELECT_SET, coords.size(), coords.data());
+  CS_RETURN_IF_ERROR(
+      h5::CheckCall(H5Sselect_elements(file_space.get(), H5S_SELECT_SET, coords.size(), coords.data()),
+                    path + ": cannot select the rows to write"));
   const hsize_t count[1] = {coords.size()};
   h5::Handle mem_space(H5Screate_simple(1, count, nullptr));
   CS_RETURN_IF_ERROR(

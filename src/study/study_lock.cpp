@@ -17,10 +17,7 @@ Result<StudyLock> StudyLock::Acquire(const std::string& study_path) {
   if (!lock.fd_.valid()) {
     return Status::IoError(lock.path_ + ": cannot create the study's lock file: " + std::strerror(errno));
   }
-  int rc;
-  do {
-    rc = ::flock(lock.fd_.get(), LOCK_EX | LOCK_NB);
-  } while (rc != 0 && errno == EINTR);
+  const int rc = RetryOnEintr([&] { return ::flock(lock.fd_.get(), LOCK_EX | LOCK_NB); });
   if (rc != 0) {
     if (errno != EWOULDBLOCK) {
       return Status::IoError(lock.path_ + ": cannot lock the study (flock: " + std::strerror(errno) +

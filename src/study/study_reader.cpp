@@ -22,16 +22,11 @@ constexpr const char* kDamagedAdvice =
 // Reads one field of a 1-D compound dataset into `out` (HDF5 matches members by name).
 template <typename T>
 Status ReadColumn(hid_t dataset, const char* field, hid_t member_type, std::vector<T>* out) {
-  const hsize_t rows = [&] {
-    h5::Handle space(H5Dget_space(dataset));
-    hsize_t dims[1] = {0};
-    H5Sget_simple_extent_dims(space.get(), dims, nullptr);
-    return dims[0];
-  }();
+  CS_ASSIGN_OR_RETURN(const hsize_t rows, h5::RowCount(dataset, std::string("column ") + field));
   out->assign(rows, T{});
   if (rows == 0) return Status::Ok();
   h5::Handle type(H5Tcreate(H5T_COMPOUND, sizeof(T)));
-  H5Tinsert(type.get(), field, 0, member_type);
+  h5::Must(H5Tinsert(type.get(), field, 0, member_type));
   return h5::CheckCall(H5Dread(dataset, type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out->data()),
                        std::string("cannot read column ") + field);
 }
@@ -50,18 +45,16 @@ Result<std::vector<std::string>> ReadStrings(hid_t dataset, const char* field) {
   h5::Handle stored = MemberType(dataset, field);
   if (stored.valid() && H5Tget_class(stored.get()) == H5T_STRING && H5Tis_variable_str(stored.get()) <= 0) {
     const size_t width = H5Tget_size(stored.get());
-    h5::Handle space(H5Dget_space(dataset));
-    hsize_t dims[1] = {0};
-    H5Sget_simple_extent_dims(space.get(), dims, nullptr);
-    std::vector<char> raw(dims[0] * width);
+    CS_ASSIGN_OR_RETURN(const hsize_t rows, h5::RowCount(dataset, std::string("column ") + field));
+    std::vector<char> raw(rows * width);
     std::vector<std::string> values;
-    if (dims[0] == 0) return values;
+    if (rows == 0) return values;
     h5::Handle fixed = h5::FixedString(width);
     h5::Handle type(H5Tcreate(H5T_COMPOUND, width));
-    H5Tinsert(type.get(), field, 0, fixed.get());
+    h5::Must(H5Tinsert(type.get(), field, 0, fixed.get()));
     CS_RETURN_IF_ERROR(h5::CheckCall(H5Dread(dataset, type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()),
                                      std::string("cannot read column ") + field));
-    for (hsize_t i = 0; i < dims[0]; ++i) {
+    for (hsize_t i = 0; i < rows; ++i) {
       const char* cell = raw.data() + i * width;
       values.emplace_back(cell, strnlen(cell, width));
     }
@@ -146,6 +139,18 @@ Status ReadTrials(hid_t file, StudyData* study) {
     CS_RETURN_IF_ERROR(s);
   }
   const size_t n = numbers->size();
+  // Every column of one table has its length; a file that says otherwise is damaged, and
+  // indexing by the first column's length would read past the others.
+  for (const size_t size : {states->size(), values->size(), starts->size(), ends->size(), workers->size(),
+                            hosts->size(), gpus->size(), exits->size(), signals->size(), rss->size(),
+                            attempts->size(), enqueued->size(), sampler_ms->size(), steps->size(), reasons->size(),
+                            tails->size(), attrs->size()}) {
+    if (size != n) return Status::IoError("/trials has columns of different lengths");
+  }
+  for (const std::vector<double>& column : gpu_mem) {
+    if (!column.empty() && column.size() != n) return Status::IoError("/trials has columns of different lengths");
+  }
+  if (!retry_of->empty() && retry_of->size() != n) return Status::IoError("/trials has columns of different lengths");
   study->trials.resize(n);
   for (size_t i = 0; i < n; ++i) {
     TrialRecord& r = study->trials[i];
@@ -183,14 +188,17 @@ Status ReadTrials(hid_t file, StudyData* study) {
     if (type == ColumnType::kString) {
       auto col = ReadStrings(d, column.c_str());
       if (!col.ok()) return col.status();
+      if (col->size() != n) return Status::IoError("/trials has columns of different lengths");
       text_col = std::move(*col);
     } else if (type == ColumnType::kInt64) {
       auto col = ReadNumbers<std::int64_t>(d, column.c_str(), H5T_NATIVE_INT64);
       if (!col.ok()) return col.status();
+      if (col->size() != n) return Status::IoError("/trials has columns of different lengths");
       for (size_t i = 0; i < n; ++i) numbers_col[i] = static_cast<double>((*col)[i]);
     } else {
       auto col = ReadNumbers<double>(d, column.c_str(), H5T_NATIVE_DOUBLE);
       if (!col.ok()) return col.status();
+      if (col->size() != n) return Status::IoError("/trials has columns of different lengths");
       numbers_col = std::move(*col);
     }
     for (size_t i = 0; i < n; ++i) {
@@ -209,6 +217,9 @@ Status ReadIntermediate(hid_t file, StudyData* study) {
   auto values = ReadNumbers<double>(ds->get(), "value", H5T_NATIVE_DOUBLE);
   auto times = ReadNumbers<double>(ds->get(), "time", H5T_NATIVE_DOUBLE);
   for (const Status& s : {trials.status(), steps.status(), values.status(), times.status()}) CS_RETURN_IF_ERROR(s);
+  if (steps->size() != trials->size() || values->size() != trials->size() || times->size() != trials->size()) {
+    return Status::IoError("/intermediate has columns of different lengths");
+  }
   for (size_t i = 0; i < trials->size(); ++i) {
     study->intermediate.push_back({(*trials)[i], (*steps)[i], (*values)[i], (*times)[i]});
   }

@@ -1,7 +1,8 @@
 #include "study/table_layout.hpp"
 
+#include "util/status.hpp"
+
 #include <algorithm>
-#include <cassert>
 #include <cstring>
 #include <memory>
 
@@ -59,7 +60,8 @@ RowBuffer::RowBuffer(const RowLayout& layout) : layout_(layout), bytes_((layout.
 
 const Column& RowBuffer::Get(const std::string& column, ColumnType type) const {
   const Column* c = layout_.Find(column);
-  assert(c != nullptr && (c->type == type || (type == ColumnType::kInt64 && c->type == ColumnType::kInt32)));
+  // A misspelled column or a wrong type would write bytes over another column: never in release either.
+  CS_CHECK(c != nullptr && (c->type == type || (type == ColumnType::kInt64 && c->type == ColumnType::kInt32)));
   (void)type;
   return *c;
 }

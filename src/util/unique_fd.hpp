@@ -46,18 +46,13 @@ auto RetryOnEintr(Call call) {
 
 // read(2) retried on EINTR.
 inline ssize_t ReadRetry(int fd, void* buf, size_t n) {
-  ssize_t r;
-  do {
-    r = ::read(fd, buf, n);
-  } while (r < 0 && errno == EINTR);
-  return r;
+  return RetryOnEintr([&] { return ::read(fd, buf, n); });
 }
 
 // Writes all of `data` (blocking fds), retrying on EINTR and short writes; false on error.
 inline bool WriteAll(int fd, const char* data, size_t n) {
   while (n > 0) {
-    const ssize_t w = ::write(fd, data, n);
-    if (w < 0 && errno == EINTR) continue;
+    const ssize_t w = RetryOnEintr([&] { return ::write(fd, data, n); });
     if (w <= 0) return false;
     data += w;
     n -= static_cast<size_t>(w);

@@ -144,6 +144,32 @@ PY
     check_final graceful.h5 12
     ;;
 
+  mpirun_signals)  # issue 15: the documented exit status for each signal, and nothing lost either way
+    for sig in INT TERM; do
+      config "m$sig" 10 ok
+      "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/m$sig.yaml" --progress lines > out.txt 2>&1 &
+      job=$!
+      wait_rows "m$sig.h5" 3
+      kill -$sig $job  # Open MPI aborts the job itself: mpirun exits 1 whatever the ranks return
+      code=0
+      wait $job || code=$?
+      [ "$code" = 1 ] || fail "exit status $code after SIG$sig to mpirun, documented 1: $(tail -5 out.txt)"
+      no_trial_left
+      "$bin/cleansweep" show "m$sig.h5" > /dev/null || fail "the study does not read after SIG$sig to mpirun"
+      "${mpi[@]}" -np 3 "$bin/cleansweep" resume "m$sig.h5" --progress lines > out2.txt 2>&1 || fail "resume exited $?"
+      check_final "m$sig.h5" 10
+    done
+    config rterm 10 ok
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/rterm.yaml" --progress lines > out.txt 2>&1 &
+    job=$!
+    wait_rows rterm.h5 3
+    kill -TERM "$(coordinator_pid "$work/rterm.yaml")"  # to rank 0 alone: a graceful stop
+    code=0
+    wait $job || code=$?
+    [ "$code" = 3 ] || fail "exit status $code after SIGTERM to rank 0, documented 3: $(tail -5 out.txt)"
+    no_trial_left
+    ;;
+
   sigint_twice)
     config twice 12 ok "" ""
     # Long trials and a long grace: only the second signal can end the run soon.
