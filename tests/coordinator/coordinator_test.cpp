@@ -6,12 +6,14 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <regex>
 #include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "support/fake_launcher.hpp"
+#include "support/faults.hpp"
 #include "transport/in_process_transport.hpp"
 #include "worker/worker.hpp"
 
@@ -34,12 +36,14 @@ StudyConfig Config(const std::string& study, const std::string& sampler, const s
 // Hands the coordinator a store whose rows stay readable after the coordinator is gone.
 class BorrowedStore : public StudyStore {
  public:
-  explicit BorrowedStore(MemoryStudyStore* target) : target_(target) {}
+  explicit BorrowedStore(StudyStore* target) : target_(target) {}
   Status PutTrial(const TrialRecord& r) override { return target_->PutTrial(r); }
   Status AppendIntermediate(const IntermediateValue& v) override { return target_->AppendIntermediate(v); }
+  void DeferFlush(bool defer) override { target_->DeferFlush(defer); }
+  Status Flush() override { return target_->Flush(); }
 
  private:
-  MemoryStudyStore* target_;
+  StudyStore* target_;
 };
 
 // A clock that moves one second every time it is read.
@@ -68,6 +72,9 @@ class Sweep {
   // Called on the coordinator before it runs (to resume it, or to give it a stop poll).
   std::function<void(Coordinator&)> prepare;
   Sampler* sampler_override = nullptr;  // instead of the config's
+  StudyStore* store_override = nullptr;  // instead of the memory store (a fault-injecting one)
+  int fail_send = 0;                     // the coordinator's Nth send fails (0: none)
+  std::string progress_text;             // what the coordinator printed, after Run
 
   Result<RunSummary> Run(const Clock& clock, bool* store_opened = nullptr) {
     std::vector<std::thread> threads;
@@ -79,17 +86,21 @@ class Sweep {
     EXPECT_TRUE(sampler.ok());
     std::FILE* sink = std::tmpfile();
     Progress progress(sink, false, config_);
-    Coordinator coordinator(config_, &coordinator_transport_, sampler_override ? sampler_override : sampler->get(),
-                            &clock, &progress, CoordinatorTiming{Millis(20), Millis(5000)});
+    testing::FaultyTransport faulty(&coordinator_transport_, fail_send);
+    Coordinator coordinator(config_, &faulty, sampler_override ? sampler_override : sampler->get(), &clock, &progress,
+                            CoordinatorTiming{Millis(20), Millis(5000)});
     if (prepare) prepare(coordinator);
     Result<RunSummary> summary = coordinator.Run(
         [&]() -> Result<std::unique_ptr<StudyStore>> {
           if (store_opened) *store_opened = true;
+          if (store_override) return std::unique_ptr<StudyStore>(std::make_unique<BorrowedStore>(store_override));
           return std::unique_ptr<StudyStore>(std::make_unique<BorrowedStore>(&store_));
         },
         "/tmp/unused.trials");
     for (auto& t : threads) t.join();  // every worker must have been told to stop
     for (const Status& s : worker_status) EXPECT_TRUE(s.ok()) << s.message();
+    std::rewind(sink);
+    for (int c; (c = std::fgetc(sink)) != EOF;) progress_text += static_cast<char>(c);
     std::fclose(sink);
     return summary;
   }
@@ -476,6 +487,63 @@ TEST(CoordinatorStop, ASecondRequestStopsAtOnceAndLeavesRunningRowsForResume) {
       EXPECT_NE(r.reason.find("stopped at once"), std::string::npos) << r.reason;
     }
   }
+}
+
+// Every trial the progress output called finished, by number.
+std::set<std::int64_t> PrintedFinished(const std::string& text) {
+  std::set<std::int64_t> numbers;
+  const std::regex line(R"(\] trial (\d+) (COMPLETE|FAIL|CRASH|PRUNED|TIMEOUT|OOM_GPU|OOM_HOST|INTERRUPTED))");
+  for (std::sregex_iterator it(text.begin(), text.end(), line), end; it != end; ++it) {
+    numbers.insert(std::stoll((*it)[1]));
+  }
+  return numbers;
+}
+
+// Issue 15: a failing study store (full disk, removed file) must stop the sweep with its error,
+// tell every worker to stop, and lose nothing that was acknowledged: each trial the user saw
+// finish is durable, finished, in the store.
+TEST(CoordinatorFaults, AFailingStoreStopsTheSweepAndLosesNothingAcknowledged) {
+  using Call = testing::FaultyStore::Call;
+  for (const auto& [call, nth] : {std::pair{Call::kFlush, 6}, std::pair{Call::kPutTrial, 9},
+                                  std::pair{Call::kFlush, 1}, std::pair{Call::kAppendIntermediate, 1}}) {
+    SCOPED_TRACE("fault on call " + std::to_string(static_cast<int>(call)) + " #" + std::to_string(nth));
+    Sweep sweep(Config("{name: c, n_trials: 30, direction: maximize}", "{kind: random, seed: 3}"), 3);
+    testing::FaultyStore store(call, nth);
+    sweep.store_override = &store;
+    const SystemClock clock;
+    Result<RunSummary> summary = sweep.Run(clock);  // returns: every worker was stopped, none hangs
+    ASSERT_FALSE(summary.ok());
+    EXPECT_EQ(summary.status().code(), Status::Code::kIoError);
+    EXPECT_NE(summary.status().message().find("injected fault"), std::string::npos) << summary.status().message();
+    const std::set<std::int64_t> printed = PrintedFinished(sweep.progress_text);
+    for (const std::int64_t number : printed) {
+      const auto it = store.durable().find(number);
+      ASSERT_NE(it, store.durable().end()) << "trial " << number << " was printed as finished but is not durable";
+      EXPECT_NE(it->second.state, TrialState::kRunning) << number;
+    }
+    if (nth > 1) {
+      EXPECT_FALSE(printed.empty()) << "the fault came too early to test anything";
+    }
+  }
+}
+
+TEST(CoordinatorFaults, AFailedSendStopsTheSweepNamingTheRankAndKeepsTheRows) {
+  Sweep sweep(Config("{name: c, n_trials: 30, direction: maximize}", "{kind: random, seed: 3}"), 3);
+  sweep.fail_send = 12;  // Setup x3, then assignments: the 12th send is one of them
+  testing::FaultyStore store(testing::FaultyStore::Call::kFlush, 1 << 30);
+  sweep.store_override = &store;
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_FALSE(summary.ok());
+  EXPECT_NE(summary.status().message().find("injected fault: send #12 to rank"), std::string::npos)
+      << summary.status().message();
+  for (const std::int64_t number : PrintedFinished(sweep.progress_text)) {
+    ASSERT_TRUE(store.durable().count(number)) << number;
+  }
+  // The trial whose assignment was lost is RUNNING in the store: resume runs it again.
+  int running = 0;
+  for (const auto& [number, record] : store.durable()) running += record.state == TrialState::kRunning;
+  EXPECT_GE(running, 1);
 }
 
 }  // namespace
