@@ -99,18 +99,23 @@ Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd
   }
   if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) return Status::RuntimeError("fork request truncated");
   body.resize(static_cast<size_t>(n));
+  return DecodeForkRequest(body, fds->size(), request);
+}
+
+Status DecodeForkRequest(const std::string& body, size_t fd_count, ForkRequest* request) {
   size_t at = 0;
   std::int64_t version = 0, limit = 0, parent = 0, cgroup = 0;
   *request = ForkRequest();
-  if (!GetInt(body, &at, &version) || version != kForkServerVersion || !GetInt(body, &at, &limit) ||
-      !GetInt(body, &at, &parent) || !GetInt(body, &at, &cgroup) || !GetStrings(body, &at, &request->argv) ||
-      !GetStrings(body, &at, &request->env) || request->argv.empty()) {
+  if (body.size() > kMaxRequest || !GetInt(body, &at, &version) || version != kForkServerVersion ||
+      !GetInt(body, &at, &limit) || !GetInt(body, &at, &parent) || !GetInt(body, &at, &cgroup) ||
+      !GetStrings(body, &at, &request->argv) || !GetStrings(body, &at, &request->env) || request->argv.empty() ||
+      at != body.size()) {
     return Status::RuntimeError("malformed fork request (a worker of another cleansweep version?)");
   }
   request->memory_limit = limit;
   request->parent = static_cast<pid_t>(parent);
   request->has_cgroup = cgroup != 0;
-  if (fds->size() != (request->has_cgroup ? 5u : 4u)) return Status::RuntimeError("fork request without its pipes");
+  if (fd_count != (request->has_cgroup ? 5u : 4u)) return Status::RuntimeError("fork request without its pipes");
   return Status::Ok();
 }
 

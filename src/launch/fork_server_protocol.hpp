@@ -35,6 +35,10 @@ Status SendForkRequest(int socket, const ForkRequest& request, const std::vector
 // Receives one request. Ok with *eof set when the worker closed its end.
 Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd>* fds, bool* eof);
 
+// Decodes a request's bytes (what ReceiveForkRequest read) that came with `fd_count` descriptors.
+// Bounded: string counts are checked against the bytes there are, and trailing bytes refused.
+Status DecodeForkRequest(const std::string& body, size_t fd_count, ForkRequest* request);
+
 // One short message (the hello, a reply) and its reading, with a timeout in milliseconds (-1: none).
 Status SendMessage(int socket, const std::string& text);
 // Ok with an empty text at EOF; RuntimeError on a timeout.
