@@ -16,6 +16,12 @@ TEST(ExpandCommand, FillsPlaceholdersAndDropsInactiveWords) {
             (std::vector<std::string>{"prog", "--lr=0.001", "--opt", "adam", "{x}-4", "--out=/r/17/model.pt", "#17"}));
 }
 
+// Issue 15: an unclosed '{' made ExpandCommand loop forever (only validation kept it away).
+TEST(ExpandCommand, AnUnclosedBraceIsTextNotAnEndlessLoop) {
+  const std::vector<std::string> argv = ExpandCommand({"prog", "--x={x", "{"}, {{"x", 0.5}}, 3, "/t");
+  EXPECT_EQ(argv, (std::vector<std::string>{"prog", "--x={x", "{"}));
+}
+
 TEST(ResolveProgram, FindsPathsBareNamesAndExplainsMisses) {
   const Result<std::string> sh = ResolveProgram("sh");  // from PATH
   ASSERT_TRUE(sh.ok());

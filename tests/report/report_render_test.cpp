@@ -1,7 +1,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
+
+#include "support/faults.hpp"
 
 #include "report/report.hpp"
 #include "support/temp_dir.hpp"
@@ -36,6 +40,19 @@ std::string Read(const std::string& path) {
   text << in.rdbuf();
   return text.str();
 }
+
+// Lends the report a store the test keeps.
+class BorrowedStore : public StudyStore {
+ public:
+  explicit BorrowedStore(StudyStore* target) : target_(target) {}
+  Status PutTrial(const TrialRecord& r) override { return target_->PutTrial(r); }
+  Status AppendIntermediate(const IntermediateValue& v) override { return target_->AppendIntermediate(v); }
+  void DeferFlush(bool defer) override { target_->DeferFlush(defer); }
+  Status Flush() override { return target_->Flush(); }
+
+ private:
+  StudyStore* target_;
+};
 
 TEST(RenderReport, IsOnePageWhoseDataCannotEndItsScript) {
   ReportInput input = Input();
@@ -74,6 +91,27 @@ TEST(ReportingStore, RewritesTheReportDuringTheRunAndStopsTheReloadAtTheEnd) {
   const std::string final_report = Read(path);
   EXPECT_NE(final_report.find("\"n\":2"), std::string::npos);
   EXPECT_EQ(final_report.find("http-equiv=\"refresh\""), std::string::npos);
+}
+
+// Issue 15: the live page was redrawn before the group commit's flush, so it could show rows the
+// file did not have yet (and never would, had the flush failed).
+TEST(ReportingStore, DrawsOnlyRowsTheFileHasAfterTheFlush) {
+  testing::TempDir dir;
+  const std::string path = dir.File("r.html");
+  {
+    testing::FaultyStore inner(testing::FaultyStore::Call::kFlush, 2);  // the second flush fails
+    ReportingStore store(std::make_unique<BorrowedStore>(&inner), Input(), path, Millis(1000));
+    store.DeferFlush(true);
+    ASSERT_TRUE(store.PutTrial(Trial(1)).ok());
+    EXPECT_FALSE(std::filesystem::exists(path)) << "drawn before the flush";
+    ASSERT_TRUE(store.Flush().ok());
+    EXPECT_NE(Read(path).find("\"n\":1"), std::string::npos);
+    ASSERT_TRUE(store.PutTrial(Trial(2)).ok());
+    EXPECT_FALSE(store.Flush().ok());  // trial 2 never became durable
+  }
+  const std::string final_report = Read(path);
+  EXPECT_NE(final_report.find("\"n\":1"), std::string::npos);
+  EXPECT_EQ(final_report.find("\"n\":2"), std::string::npos) << "the page shows a row the file does not have";
 }
 
 }  // namespace

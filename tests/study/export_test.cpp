@@ -65,5 +65,21 @@ TEST(Export, JsonCarriesParamsAttrsAndIntermediateValues) {
   EXPECT_EQ(doc["intermediate"][0]["step"], 1);
 }
 
+// Issue 15: `export --format json` aborted (json::type_error) on a tail, reason or host that was
+// not UTF-8, and cleansweep itself used to cut text mid-character.
+TEST(Export, TextThatIsNotUtf8ExportsWithoutAborting) {
+  StudyData study = Study();
+  study.trials[0].output_tail = "cut mid-character: \xE2\x82\n\xFF\xFE raw bytes\n";
+  study.trials[1].reason = "reason \xC3";
+  study.trials[1].host = "h\xF0\x9F";
+  std::ostringstream json;
+  ASSERT_NO_THROW(WriteJson(study, json));
+  const nlohmann::json doc = nlohmann::json::parse(json.str());  // valid JSON, hence valid UTF-8
+  EXPECT_EQ(doc["trials"][1]["reason"], "reason \xEF\xBF\xBD");
+  std::ostringstream csv;
+  WriteCsv(study, csv);
+  EXPECT_NE(csv.str().find("\xFF\xFE raw bytes"), std::string::npos);  // CSV keeps the trial's bytes
+}
+
 }  // namespace
 }  // namespace cleansweep

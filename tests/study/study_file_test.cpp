@@ -251,6 +251,14 @@ TEST(StudyFile, AResumeThatChangesTheConfigRewritesEveryRootAttributeAndRecordsW
   EXPECT_EQ(*h5::ReadStringAttr(file.get(), "sampler"), "tpe");
 }
 
+// Issue 15: with assertions compiled out, a misspelled column made RowBuffer::Set write through a
+// null pointer; the check stays on in release builds and stops with the place.
+TEST(RowBufferDeathTest, AMisspelledColumnStopsInsteadOfWritingAnywhere) {
+  const RowLayout layout = IntermediateLayout();
+  RowBuffer row(layout);
+  EXPECT_DEATH(row.Set("valeu", 1.0), "check failed");
+}
+
 TEST(StudyFile, ASecondWriterIsRefusedWithTheHolderNamed) {
   TempDir dir;
   const std::string path = dir.File("s.h5");
