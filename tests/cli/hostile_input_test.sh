@@ -82,7 +82,7 @@ resume: changed search space | cp $study_dir/results/h.h5 results/h.h5 && sed -i
 resume: added parameter even with --force | cp $study_dir/results/h.h5 results/h.h5 && echo '  k: {type: int, low: 1, high: 3}' >> c.yaml | run c.yaml --resume --force | 2 | param k: added
 resume: a longer choice even with --force | cp $study_dir/results/h.h5 results/h.h5 && sed -i 's/choices: \[sgd, adam\]/choices: [sgd, adam, adamw_amsgrad]/' c.yaml | run c.yaml --resume --force | 2 | change the study file's columns
 resume: changed objective | cp $study_dir/results/h.h5 results/h.h5 | run c.yaml --resume --set study.direction=minimize | 2 | study.direction: was maximize, now minimize
-resume: study in use | cp $study_dir/results/h.h5 results/h.h5 && : > results/h.h5.lock && (flock results/h.h5.lock sleep 30 &) && sleep 0.3 | run c.yaml --resume | 2 | the study is in use
+resume: study in use | cp $study_dir/results/h.h5 results/h.h5 && : > results/h.h5.lock && (flock $PWD/results/h.h5.lock sleep 30 &) && sleep 0.3 | run c.yaml --resume | 2 | the study is in use
 show: not a study | echo hi > x.h5 | show x.h5 | 2 | not an HDF5 file
 issue 15: duplicate parameter | echo '  n: {type: int, low: 1, high: 3}' >> c.yaml | run c.yaml | 2 | c.yaml:9:3: space.n: appears twice in one mapping (lines 6 and 9)
 issue 15: duplicate section | echo 'study: {name: other}' >> c.yaml | run c.yaml | 2 | study: appears twice in one mapping (lines 1 and 9)
@@ -119,7 +119,7 @@ while IFS='|' read -r name setup command status pattern; do
     "$bin/cleansweep" "${words[@]}" < /dev/null > out/stdout 2> out/stderr
   fi
   code=$?
-  pkill -f "flock results/h.h5.lock" 2> /dev/null
+  pkill -f "flock $dir/results/h.h5.lock" 2> /dev/null  # this case's holder only, not another run's
   after=$(snapshot "$dir")
   pattern=$(echo "$pattern" | sed 's/^ *//; s/ *$//')
   status=${status// /}
