@@ -61,6 +61,9 @@ constexpr rlim_t kBaseMemory = rlim_t{2} << 30;  // 2 GiB, and 32 bytes a byte o
 #else
   (void)file_size;
 #endif
+  // A crash here is the file's doing: die of the signal (no inherited handler, a fuzzer's or a
+  // sanitizer's, should turn it into something else), and the parent says "damaged".
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
   // HDF5 (or a sanitizer) may print about a damaged file; what counts is the answer on the pipe.
   const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   if (null >= 0) ::dup2(null, STDERR_FILENO);

@@ -259,6 +259,21 @@ TEST(RowBufferDeathTest, AMisspelledColumnStopsInsteadOfWritingAnywhere) {
   EXPECT_DEATH(row.Set("valeu", 1.0), "check failed");
 }
 
+// Files on which HDF5 itself crashes (found by libFuzzer on fuzz_study_reader; kept in
+// tests/fuzz/regressions/): the reader's child dies, the caller gets "damaged", this process lives.
+TEST(StudyReader, FilesThatCrashHdf5AreDamagedNotFatal) {
+  int files = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(CLEANSWEEP_SOURCE_DIR) + "/tests/fuzz/regressions/study_reader")) {
+    ++files;
+    const Result<StudyData> read = ReadStudyFile(entry.path().string());
+    ASSERT_FALSE(read.ok()) << entry.path();
+    EXPECT_EQ(read.status().code(), Status::Code::kInvalidInput);
+    EXPECT_NE(read.status().message().find("the study file is damaged"), std::string::npos) << read.status().message();
+  }
+  EXPECT_GE(files, 4);
+}
+
 TEST(StudyFile, ASecondWriterIsRefusedWithTheHolderNamed) {
   TempDir dir;
   const std::string path = dir.File("s.h5");
