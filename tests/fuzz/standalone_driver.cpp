@@ -89,7 +89,7 @@ class Mutator {
 
   void Once(Bytes* b, const std::vector<Bytes>& corpus) {
     const size_t at = Below(b->size() + 1);
-    switch (Below(8)) {
+    switch (Below(9)) {
       case 0:  // flip a bit
         if (!b->empty()) (*b)[Below(b->size())] ^= static_cast<std::uint8_t>(1u << Below(8));
         break;
@@ -131,6 +131,17 @@ class Mutator {
                   other.begin() + static_cast<std::ptrdiff_t>(std::min(other.size(), from + 1 + Below(512))));
         break;
       }
+      case 7: {  // wrap a range in brackets, up to 100,000 deep: valid nesting, not just open brackets
+        const size_t end = at + Below(b->size() - at + 1);
+        const size_t depth = 1 + (Below(2) ? Below(100) : Below(100000));
+        const bool square = Below(2) != 0;
+        const std::string open = square ? "[" : "{\"a\":", close = square ? "]" : "}";
+        std::string before, after;
+        for (size_t i = 0; i < depth; ++i) before += open, after += close;
+        b->insert(b->begin() + static_cast<std::ptrdiff_t>(end), after.begin(), after.end());
+        b->insert(b->begin() + static_cast<std::ptrdiff_t>(at), before.begin(), before.end());
+        break;
+      }
       default:  // cut it short
         if (!b->empty()) b->resize(Below(b->size()));
         break;
@@ -170,7 +181,20 @@ int main(int argc, char** argv) {
   if (corpus.empty()) corpus.emplace_back();
   std::snprintf(g_crash_path, sizeof g_crash_path, "%s/crash-%s-%llu", crash_dir.c_str(), target.c_str(),
                 static_cast<unsigned long long>(seed));
-  for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGALRM}) ::signal(sig, OnFatalSignal);
+  // An alternate stack: a stack overflow (deep recursion, the classic parser crash) must still
+  // reach the handler that saves the input.
+  static std::vector<char> alt_stack(1 << 16);
+  stack_t ss{};
+  ss.ss_sp = alt_stack.data();
+  ss.ss_size = alt_stack.size();
+  ::sigaltstack(&ss, nullptr);
+  for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGALRM}) {
+    struct sigaction action {};
+    action.sa_handler = OnFatalSignal;
+    action.sa_flags = SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(sig, &action, nullptr);
+  }
   if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(SaveCurrentInput);
   const auto run = [](const Bytes& input) {
     g_current = &input;
