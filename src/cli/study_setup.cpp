@@ -92,7 +92,8 @@ Result<std::string> MoveAsideStaleTrialFolders(const std::string& trials_root) {
   gmtime_r(&now, &tm);
   std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
   std::string target = trials_root + ".orphaned-" + stamp;
-  for (int n = 2; std::filesystem::exists(target, ec); ++n) target = trials_root + ".orphaned-" + stamp + "-" + std::to_string(n);
+  for (int n = 2; std::filesystem::exists(target, ec); ++n)
+    target = trials_root + ".orphaned-" + stamp + "-" + std::to_string(n);
   std::filesystem::rename(trials_root, target, ec);
   if (ec) {
     return Status::IoError(trials_root + ": holds an earlier study's trial folders and cannot be moved aside (" +

@@ -52,8 +52,8 @@ Status ParseBounds(const YamlReader& r, const YAML::Node& node, const std::strin
   }
   if (spec->low >= spec->high) {
     return r.Error(node["low"], key + ".low",
-                   "low must be below high, got low " + spec->FormatNumber(spec->low) + " >= high " + spec->FormatNumber(spec->high) +
-                       " (for a constant, use `type: fixed`)");
+                   "low must be below high, got low " + spec->FormatNumber(spec->low) + " >= high " +
+                       spec->FormatNumber(spec->high) + " (for a constant, use `type: fixed`)");
   }
   if (node["log"]) {
     Result<bool> log = r.Bool(node["log"], key + ".log");
@@ -87,8 +87,9 @@ Status ParseBounds(const YamlReader& r, const YAML::Node& node, const std::strin
       const std::string above = near(spec->low + std::ceil(steps) * *step);
       const auto show = [&](double x) { return spec->FormatNumber(x); };
       return r.Error(node["step"], key + ".step",
-                     "step " + show(*step) + " does not divide [" + show(spec->low) + ", " + show(spec->high) + "]: the high end would never be sampled; use high " + below +
-                         " or " + above + ", or another step");
+                     "step " + show(*step) + " does not divide [" + show(spec->low) + ", " + show(spec->high) +
+                         "]: the high end would never be sampled; use high " + below + " or " + above +
+                         ", or another step");
     }
     spec->step = *step;
   }

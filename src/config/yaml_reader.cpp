@@ -88,9 +88,9 @@ Status YamlReader::CheckTree(const YAML::Node& root) const {
         const std::string name = pair.first.Scalar();
         CS_RETURN_IF_ERROR(text_ok(pair.first, child_key(name)));
         if (const auto seen = keys.find(name); seen != keys.end()) {
-          return Error(pair.first, child_key(name),
-                       "appears twice in one mapping (lines " + Line(seen->second) + " and " + Line(pair.first) +
-                           "); keep one");
+          return Error(
+              pair.first, child_key(name),
+              "appears twice in one mapping (lines " + Line(seen->second) + " and " + Line(pair.first) + "); keep one");
         }
         keys.emplace(name, pair.first);
         stack.push_back({pair.second, child_key(name), item.depth + 1});

@@ -291,7 +291,8 @@ Status Coordinator::Settle() {
   std::vector<PendingAssign> assigns = std::move(pending_assigns_);
   pending_assigns_.clear();
   for (PendingAssign& a : assigns) {
-    CS_RETURN_IF_ERROR(transport_->Send(a.rank, a.message).WithContext("cannot hand trial to rank " + std::to_string(a.rank)));
+    CS_RETURN_IF_ERROR(
+        transport_->Send(a.rank, a.message).WithContext("cannot hand trial to rank " + std::to_string(a.rank)));
   }
   return Status::Ok();
 }
@@ -301,7 +302,8 @@ Status Coordinator::StopAll(const StopMsg& stop) {
   for (int rank = 1; rank < transport_->size(); ++rank) {
     // Every rank gets its Stop even when one cannot be reached; the first failure is returned.
     const Status sent = transport_->Send(rank, stop);
-    if (!sent.ok() && first_failure.ok()) first_failure = sent.WithContext("cannot send Stop to rank " + std::to_string(rank));
+    if (!sent.ok() && first_failure.ok())
+      first_failure = sent.WithContext("cannot send Stop to rank " + std::to_string(rank));
   }
   return first_failure;
 }

@@ -57,7 +57,8 @@ void ReportParser::ParseLine(const std::string& line, std::vector<StepReport>* s
     const auto& kind = j["oom"];
     if (!kind.is_string() || (kind != "gpu" && kind != "host")) return Fail("oom must be \"gpu\" or \"host\"");
     oom_ = kind.get<std::string>();
-    if (j.contains("message") && j["message"].is_string()) oom_message_ = Utf8Prefix(j["message"].get<std::string>(), 200);
+    if (j.contains("message") && j["message"].is_string())
+      oom_message_ = Utf8Prefix(j["message"].get<std::string>(), 200);
   }
   if (j.contains("step")) {
     if (!j["step"].is_number_integer() || j["step"].get<std::int64_t>() < 0) {

@@ -59,8 +59,8 @@ class ReportingStore : public StudyStore {
 
   std::unique_ptr<StudyStore> inner_;
   ReportInput input_;
-  std::map<std::int64_t, size_t> row_of_;  // trial number -> index in input_.trials
-  std::vector<TrialRecord> pending_trials_;      // written, not yet flushed: not on the page yet
+  std::map<std::int64_t, size_t> row_of_;    // trial number -> index in input_.trials
+  std::vector<TrialRecord> pending_trials_;  // written, not yet flushed: not on the page yet
   std::vector<IntermediateValue> pending_values_;
   bool deferred_ = false;
   std::string path_;

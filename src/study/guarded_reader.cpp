@@ -50,7 +50,7 @@ struct Reply {
 };
 
 constexpr auto kBaseDeadline = std::chrono::seconds(5);
-constexpr double kBytesPerSecond = 32e6;        // a generous floor for reading a healthy file
+constexpr double kBytesPerSecond = 32e6;         // a generous floor for reading a healthy file
 constexpr rlim_t kBaseMemory = rlim_t{2} << 30;  // 2 GiB, and 32 bytes a byte of file beyond that
 
 [[noreturn]] void ReadInChild(const std::string& path, int out, off_t file_size) {
@@ -89,7 +89,8 @@ constexpr rlim_t kBaseMemory = rlim_t{2} << 30;  // 2 GiB, and 32 bytes a byte o
 bool ReadUntilEof(int fd, std::chrono::steady_clock::time_point deadline, std::string* out) {
   char buf[1 << 16];
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;
     pollfd p{fd, POLLIN, 0};
     const int ready = RetryOnEintr([&] { return ::poll(&p, 1, static_cast<int>(left.count())); });
@@ -108,9 +109,10 @@ Status Damaged(const std::string& path, const std::string& what) {
 }  // namespace
 
 Result<StudyData> ReadStudyFileGuarded(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   const off_t size = ::stat(path.c_str(), &st) == 0 ? st.st_size : 0;
-  const auto deadline_span = kBaseDeadline + std::chrono::seconds(static_cast<long>(static_cast<double>(size) / kBytesPerSecond));
+  const auto deadline_span =
+      kBaseDeadline + std::chrono::seconds(static_cast<long>(static_cast<double>(size) / kBytesPerSecond));
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return Status::IoError(std::string("pipe: ") + std::strerror(errno));
   UniqueFd read_end(fds[0]), write_end(fds[1]);

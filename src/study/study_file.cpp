@@ -45,12 +45,9 @@ Result<h5::Handle> CreateTable(hid_t file, const char* name, hid_t type) {
 // The root attributes that restate the config, as text: h5py and pandas read these, `show` reads
 // the config; both are written from one config, at creation and whenever a resume changes it.
 std::map<std::string, std::string> ConfigAttrs(const StudyConfig& config) {
-  return {{"study_name", config.study.name},
-          {"direction", DirectionName(config.study.direction)},
-          {"metric", config.study.metric},
-          {"sampler", config.sampler.kind},
-          {"pruner", config.pruner.kind},
-          {"space", SpaceJson(config.space)},
+  return {{"study_name", config.study.name}, {"direction", DirectionName(config.study.direction)},
+          {"metric", config.study.metric},   {"sampler", config.sampler.kind},
+          {"pruner", config.pruner.kind},    {"space", SpaceJson(config.space)},
           {"config", config.yaml_text}};
 }
 
@@ -349,9 +346,8 @@ Status StudyFile::Impl::WritePending(hid_t dataset, hid_t type, Pending* pending
     coords.push_back(index);
   }
   h5::Handle file_space(H5Dget_space(dataset));
-  CS_RETURN_IF_ERROR(
-      h5::CheckCall(H5Sselect_elements(file_space.get(), H5S_SELECT_SET, coords.size(), coords.data()),
-                    path + ": cannot select the rows to write"));
+  CS_RETURN_IF_ERROR(h5::CheckCall(H5Sselect_elements(file_space.get(), H5S_SELECT_SET, coords.size(), coords.data()),
+                                   path + ": cannot select the rows to write"));
   const hsize_t count[1] = {coords.size()};
   h5::Handle mem_space(H5Screate_simple(1, count, nullptr));
   CS_RETURN_IF_ERROR(

@@ -141,10 +141,10 @@ Status ReadTrials(hid_t file, StudyData* study) {
   const size_t n = numbers->size();
   // Every column of one table has its length; a file that says otherwise is damaged, and
   // indexing by the first column's length would read past the others.
-  for (const size_t size : {states->size(), values->size(), starts->size(), ends->size(), workers->size(),
-                            hosts->size(), gpus->size(), exits->size(), signals->size(), rss->size(),
-                            attempts->size(), enqueued->size(), sampler_ms->size(), steps->size(), reasons->size(),
-                            tails->size(), attrs->size()}) {
+  for (const size_t size :
+       {states->size(), values->size(), starts->size(), ends->size(), workers->size(), hosts->size(), gpus->size(),
+        exits->size(), signals->size(), rss->size(), attempts->size(), enqueued->size(), sampler_ms->size(),
+        steps->size(), reasons->size(), tails->size(), attrs->size()}) {
     if (size != n) return Status::IoError("/trials has columns of different lengths");
   }
   for (const std::vector<double>& column : gpu_mem) {
@@ -233,7 +233,8 @@ Result<StudyData> ReadStudyFileOnce(const std::string& path) {
     return Status::InvalidInput(path + ": cannot read the study file: " + std::strerror(errno));
   }
   if (H5Fis_hdf5(path.c_str()) <= 0) {
-    return Status::InvalidInput(path + ": not an HDF5 file (no HDF5 signature: a damaged study file, or no study file at all)");
+    return Status::InvalidInput(
+        path + ": not an HDF5 file (no HDF5 signature: a damaged study file, or no study file at all)");
   }
   // SWMR reading: the file may be growing under a running coordinator, or have been left by a
   // killed one. Files of the old format (schema 1) are opened plainly.

@@ -42,7 +42,8 @@ Result<Millis> ParseDuration(std::string_view text) {
     if (unit.empty() && (number_start != 0 || pos != text.size())) return invalid();
     total += number * scale;
     if (!(total <= static_cast<double>(kMaxDuration.count()))) {
-      return Status::InvalidInput("'" + std::string(text) + "' is longer than 3650d, the longest duration cleansweep accepts");
+      return Status::InvalidInput("'" + std::string(text) +
+                                  "' is longer than 3650d, the longest duration cleansweep accepts");
     }
   }
   return Millis(static_cast<Millis::rep>(std::llround(total)));

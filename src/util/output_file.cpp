@@ -53,7 +53,8 @@ Status WriteFileAtomically(const std::string& path, const std::string& content) 
     return Status::IoError(path + ": " + what + ": " + reason);
   };
   {
-    UniqueFd fd(RetryOnEintr([&] { return ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); }));
+    UniqueFd fd(
+        RetryOnEintr([&] { return ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); }));
     if (!fd.valid()) return Status::IoError(path + ": cannot write (" + temporary + "): " + std::strerror(errno));
     if (!WriteAll(fd.get(), content.data(), content.size())) return failed("writing failed");
     if (RetryOnEintr([&] { return ::fsync(fd.get()); }) != 0) return failed("writing to disk failed");

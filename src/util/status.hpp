@@ -11,16 +11,16 @@
 
 // CS_CHECK(cond): an invariant that protects data. Unlike assert it stays on in release builds:
 // a broken one prints where and aborts, rather than writing a wrong row or reading out of bounds.
-#define CS_CHECK(cond)                                                                                   \
-  do {                                                                                                   \
-    if (!(cond)) ::cleansweep::internal::CheckFailed(#cond, __FILE__, __LINE__);                         \
+#define CS_CHECK(cond)                                                           \
+  do {                                                                           \
+    if (!(cond)) ::cleansweep::internal::CheckFailed(#cond, __FILE__, __LINE__); \
   } while (false)
 
 namespace cleansweep {
 namespace internal {
 [[noreturn]] inline void CheckFailed(const char* condition, const char* file, int line) {
-  std::fprintf(stderr, "cleansweep: internal error: check failed: %s at %s:%d (please report this)\n", condition,
-               file, line);
+  std::fprintf(stderr, "cleansweep: internal error: check failed: %s at %s:%d (please report this)\n", condition, file,
+               line);
   std::abort();
 }
 }  // namespace internal

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/borrowed_store.hpp"
 #include "support/fake_launcher.hpp"
 #include "support/faults.hpp"
 #include "transport/in_process_transport.hpp"
@@ -33,18 +34,7 @@ StudyConfig Config(const std::string& study, const std::string& sampler, const s
   return *config;
 }
 
-// Hands the coordinator a store whose rows stay readable after the coordinator is gone.
-class BorrowedStore : public StudyStore {
- public:
-  explicit BorrowedStore(StudyStore* target) : target_(target) {}
-  Status PutTrial(const TrialRecord& r) override { return target_->PutTrial(r); }
-  Status AppendIntermediate(const IntermediateValue& v) override { return target_->AppendIntermediate(v); }
-  void DeferFlush(bool defer) override { target_->DeferFlush(defer); }
-  Status Flush() override { return target_->Flush(); }
-
- private:
-  StudyStore* target_;
-};
+using testing::BorrowedStore;
 
 // A clock that moves one second every time it is read.
 class SteppingClock : public Clock {
@@ -71,7 +61,7 @@ class Sweep {
 
   // Called on the coordinator before it runs (to resume it, or to give it a stop poll).
   std::function<void(Coordinator&)> prepare;
-  Sampler* sampler_override = nullptr;  // instead of the config's
+  Sampler* sampler_override = nullptr;   // instead of the config's
   StudyStore* store_override = nullptr;  // instead of the memory store (a fault-injecting one)
   int fail_send = 0;                     // the coordinator's Nth send fails (0: none)
   std::string progress_text;             // what the coordinator printed, after Run
@@ -504,8 +494,8 @@ std::set<std::int64_t> PrintedFinished(const std::string& text) {
 // finish is durable, finished, in the store.
 TEST(CoordinatorFaults, AFailingStoreStopsTheSweepAndLosesNothingAcknowledged) {
   using Call = testing::FaultyStore::Call;
-  for (const auto& [call, nth] : {std::pair{Call::kFlush, 6}, std::pair{Call::kPutTrial, 9},
-                                  std::pair{Call::kFlush, 1}, std::pair{Call::kAppendIntermediate, 1}}) {
+  for (const auto& [call, nth] : {std::pair{Call::kFlush, 6}, std::pair{Call::kPutTrial, 9}, std::pair{Call::kFlush, 1},
+                                  std::pair{Call::kAppendIntermediate, 1}}) {
     SCOPED_TRACE("fault on call " + std::to_string(static_cast<int>(call)) + " #" + std::to_string(nth));
     Sweep sweep(Config("{name: c, n_trials: 30, direction: maximize}", "{kind: random, seed: 3}"), 3);
     testing::FaultyStore store(call, nth);

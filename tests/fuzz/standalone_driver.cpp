@@ -67,9 +67,19 @@ Bytes ReadFile(const std::filesystem::path& path) {
 }
 
 // Pieces that open and close structure in the formats we parse (JSON, YAML, HDF5's text).
-const std::vector<std::string> kTokens = {"{", "}", "[", "]", "\"", "\\", "\n", ":", ",", "- ", "&a ", "*a", "!!str ",
-                                          "0", "-1", "1e309", "nan", "9223372036854775808", "\xff", "\xc3", "\xe2\x82",
-                                          std::string(1, '\0'), "{\"attrs\":", "{\"value\":", "{\"step\":"};
+const std::vector<std::string> kTokens = {"{",           "}",
+                                          "[",           "]",
+                                          "\"",          "\\",
+                                          "\n",          ":",
+                                          ",",           "- ",
+                                          "&a ",         "*a",
+                                          "!!str ",      "0",
+                                          "-1",          "1e309",
+                                          "nan",         "9223372036854775808",
+                                          "\xff",        "\xc3",
+                                          "\xe2\x82",    std::string(1, '\0'),
+                                          "{\"attrs\":", "{\"value\":",
+                                          "{\"step\":"};
 
 class Mutator {
  public:

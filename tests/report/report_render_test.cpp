@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/borrowed_store.hpp"
 #include "support/faults.hpp"
 
 #include "report/report.hpp"
@@ -41,18 +42,7 @@ std::string Read(const std::string& path) {
   return text.str();
 }
 
-// Lends the report a store the test keeps.
-class BorrowedStore : public StudyStore {
- public:
-  explicit BorrowedStore(StudyStore* target) : target_(target) {}
-  Status PutTrial(const TrialRecord& r) override { return target_->PutTrial(r); }
-  Status AppendIntermediate(const IntermediateValue& v) override { return target_->AppendIntermediate(v); }
-  void DeferFlush(bool defer) override { target_->DeferFlush(defer); }
-  Status Flush() override { return target_->Flush(); }
-
- private:
-  StudyStore* target_;
-};
+using testing::BorrowedStore;
 
 TEST(RenderReport, IsOnePageWhoseDataCannotEndItsScript) {
   ReportInput input = Input();

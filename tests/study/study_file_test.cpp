@@ -239,8 +239,8 @@ TEST(StudyFile, AResumeThatChangesTheConfigRewritesEveryRootAttributeAndRecordsW
   const nlohmann::json history = nlohmann::json::parse(read->config_history);
   ASSERT_EQ(history.size(), 1u) << read->config_history;
   const std::string changes = history[0]["changes"].dump();
-  for (const char* change : {"sampler: random -> tpe", "seed: 9 -> 10", "direction: maximize -> minimize",
-                             "config replaced"}) {
+  for (const char* change :
+       {"sampler: random -> tpe", "seed: 9 -> 10", "direction: maximize -> minimize", "config replaced"}) {
     EXPECT_NE(changes.find(change), std::string::npos) << changes;
   }
   EXPECT_EQ(changes.find("metric"), std::string::npos) << changes;  // what did not change is not listed
@@ -263,8 +263,8 @@ TEST(RowBufferDeathTest, AMisspelledColumnStopsInsteadOfWritingAnywhere) {
 // tests/fuzz/regressions/): the reader's child dies, the caller gets "damaged", this process lives.
 TEST(StudyReader, FilesThatCrashHdf5AreDamagedNotFatal) {
   int files = 0;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(CLEANSWEEP_SOURCE_DIR) + "/tests/fuzz/regressions/study_reader")) {
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(CLEANSWEEP_SOURCE_DIR) +
+                                                               "/tests/fuzz/regressions/study_reader")) {
     ++files;
     const Result<StudyData> read = ReadStudyFile(entry.path().string());
     ASSERT_FALSE(read.ok()) << entry.path();

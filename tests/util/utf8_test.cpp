@@ -5,8 +5,8 @@
 namespace cleansweep {
 namespace {
 
-const std::string kEuro = "\xE2\x82\xAC";        // U+20AC, 3 bytes
-const std::string kSmile = "\xF0\x9F\x98\x80";   // U+1F600, 4 bytes
+const std::string kEuro = "\xE2\x82\xAC";       // U+20AC, 3 bytes
+const std::string kSmile = "\xF0\x9F\x98\x80";  // U+1F600, 4 bytes
 
 TEST(Utf8Prefix, NeverEndsInsideACharacter) {
   const std::string text = "ab" + kEuro + kSmile + "z";  // 2 + 3 + 4 + 1 bytes
@@ -29,17 +29,22 @@ TEST(Utf8Prefix, KeepsATrialsInvalidBytesButCutsByLength) {
 TEST(IsValidUtf8, RefusesMalformedSequences) {
   EXPECT_TRUE(IsValidUtf8("plain ascii"));
   EXPECT_TRUE(IsValidUtf8(kEuro + kSmile));
-  for (const char* bad : {"\xC0\xAF",           // overlong '/'
-                          "\xED\xA0\x80",       // a surrogate
-                          "\xF4\x90\x80\x80",   // past U+10FFFF
-                          "\xE2\x82",           // cut short
+  for (const char* bad : {"\xC0\xAF",          // overlong '/'
+                          "\xED\xA0\x80",      // a surrogate
+                          "\xF4\x90\x80\x80",  // past U+10FFFF
+                          "\xE2\x82",          // cut short
                           "\x80", "\xFF"}) {
     EXPECT_FALSE(IsValidUtf8(bad)) << bad;
   }
 }
 
 TEST(ToValidUtf8, ReplacesEachBadByteAndKeepsTheRest) {
-  EXPECT_EQ(ToValidUtf8("a\xFF" "b" + kEuro), "a\xEF\xBF\xBD" "b" + kEuro);
+  EXPECT_EQ(ToValidUtf8("a\xFF"
+                        "b" +
+                        kEuro),
+            "a\xEF\xBF\xBD"
+            "b" +
+                kEuro);
   EXPECT_EQ(ToValidUtf8("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_TRUE(IsValidUtf8(ToValidUtf8("\xC0\xAF\xED\xA0\x80 ok")));
 }
