@@ -27,6 +27,7 @@ import pickle
 import select
 import signal
 import time
+import zlib
 
 import h5py
 import numpy as np
@@ -224,6 +225,9 @@ def load_study(path, retries=5, timeout=5.0):
             if attempt == retries - 1 or time.monotonic() >= deadline:
                 raise DamagedStudyError(f"{path}: the study file is damaged: it cannot be read back") from None
             time.sleep(0.05 * (attempt + 1))
+    for text, crc in (("config", "config_crc32"), ("space", "space_crc32")):  # files since issue 15
+        if crc in attrs and zlib.crc32(str(attrs.get(text, "")).encode("utf-8", "surrogateescape")) != int(attrs[crc]) & 0xFFFFFFFF:
+            raise DamagedStudyError(f"{path}: the study file is damaged: the stored {text} does not match its checksum")
     space = json.loads(attrs["space"]) if "space" in attrs else _space_from_columns(raw)
 
     trials = pd.DataFrame({"number": np.asarray(raw["number"], dtype="int64")})

@@ -35,6 +35,8 @@ void Handle::Reset() {
   id_ = H5I_INVALID_HID;
 }
 
+void DontCloseAtExit() { H5dont_atexit(); }
+
 void QuietErrors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
 std::string ErrorStackText() {

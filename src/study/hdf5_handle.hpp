@@ -31,10 +31,14 @@ class Handle {
   hid_t get() const { return id_; }
   bool valid() const { return id_ >= 0; }
   void Reset();
+  hid_t release() { return std::exchange(id_, H5I_INVALID_HID); }  // left open, on purpose
 
  private:
   hid_t id_ = H5I_INVALID_HID;
 };
+
+// H5dont_atexit: no library shutdown at process exit (StudyFile's KeepHdf5OpenAtExit says why).
+void DontCloseAtExit();
 
 // Silences HDF5's own printing of error stacks (we report them as Status instead). Idempotent.
 void QuietErrors();

@@ -1,6 +1,11 @@
 #include "study/study_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <ctime>
@@ -13,12 +18,17 @@
 
 #include "study/hdf5_handle.hpp"
 #include "study/table_layout.hpp"
+#include "util/crc32.hpp"
+#include "util/unique_fd.hpp"
 #include "util/version.hpp"
 
 namespace cleansweep {
 namespace {
 
 constexpr hsize_t kChunkRows = 64;
+// Space reserved at the end of the file before every flush: a turn writes at most 256 results'
+// rows plus HDF5's metadata, far below this.
+constexpr size_t kFlushReserveBytes = size_t{4} << 20;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string NowIso8601() {
@@ -51,6 +61,17 @@ std::map<std::string, std::string> ConfigAttrs(const StudyConfig& config) {
           {"config", config.yaml_text}};
 }
 
+// HDF5 keeps a text attribute's bytes in its global heap, which has no checksum: the CRC-32 of
+// the config and the space, in integer attributes (kept in the checksummed object header), lets
+// readers refuse a damaged config instead of parsing garbage.
+Status WriteTextChecksums(hid_t file, const StudyConfig& config) {
+  for (const auto& [name, text] : {std::pair{"config_crc32", config.yaml_text}, std::pair{"space_crc32", SpaceJson(config.space)}}) {
+    CS_RETURN_IF_ERROR(h5::DeleteAttrIfPresent(file, name));
+    CS_RETURN_IF_ERROR(h5::WriteAttr(file, name, static_cast<long long>(Crc32(text))));
+  }
+  return Status::Ok();
+}
+
 Status WriteMetadata(hid_t file, const StudyConfig& config, const std::map<std::string, std::string>& notes) {
   for (const auto& [name, text] : notes) CS_RETURN_IF_ERROR(h5::WriteAttr(file, name.c_str(), text));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "schema_version", static_cast<long long>(kStudySchemaVersion)));
@@ -58,7 +79,7 @@ Status WriteMetadata(hid_t file, const StudyConfig& config, const std::map<std::
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "seed", static_cast<long long>(config.sampler.seed)));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "created", NowIso8601()));
   for (const auto& [name, text] : ConfigAttrs(config)) CS_RETURN_IF_ERROR(h5::WriteAttr(file, name.c_str(), text));
-  return Status::Ok();
+  return WriteTextChecksums(file, config);
 }
 
 // A resume that changed the config (--set, --force): every attribute that restates it is
@@ -84,6 +105,7 @@ Status RewriteConfigAttrs(hid_t file, const StudyConfig& config) {
                                       : h5::WriteAttr(file, name.c_str(), text));
   }
   if (changes.empty()) return Status::Ok();
+  CS_RETURN_IF_ERROR(WriteTextChecksums(file, config));
   nlohmann::json history = nlohmann::json::array();
   if (const Result<std::string> stored = h5::ReadStringAttr(file, "config_history"); stored.ok()) {
     history = nlohmann::json::parse(*stored, nullptr, /*allow_exceptions=*/false);
@@ -141,6 +163,14 @@ struct StudyFile::Impl {
   Status WriteRow(Pending* pending, RowBuffer row, hsize_t index, hsize_t* rows);
   Status WritePending(hid_t dataset, hid_t type, Pending* pending, hsize_t rows, hsize_t* extent);
   Status Flush();
+  // Before a flush: the file must still be the one we opened (not removed or replaced), and the
+  // space the flush may need is reserved, so a full disk fails here, before any byte is written,
+  // instead of in the middle of HDF5's metadata writes (which tears the file).
+  Status CheckAndReserve();
+  Status FlushReserved();
+  // Set after a failed write or flush: nothing more is written, and the file is not closed
+  // through HDF5 (which would try to flush it again); it stays as the last good flush left it.
+  bool broken = false;
 
   Pending pending_trials;
   Pending pending_intermediate;
@@ -215,6 +245,8 @@ Status StudyFile::Impl::StartSwmr() {
 }
 
 StudyFile::StudyFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+void KeepHdf5OpenAtExit() { h5::DontCloseAtExit(); }
 
 Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, const StudyConfig& config,
                                                      const std::map<std::string, std::string>& notes) {
@@ -316,7 +348,15 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
 }
 
 StudyFile::~StudyFile() {
-  if (impl_->file.valid()) (void)impl_->Flush();
+  if (impl_->file.valid() && !impl_->broken) CS_IGNORE_ERROR(impl_->Flush());  // the caller saw any error already
+  if (impl_->broken) {
+    // HDF5 would flush again on close and fail (or crash at exit); the file keeps its last good
+    // flush, which SWMR readers and a resume read. The descriptors go with the process.
+    (void)impl_->trials.release();
+    (void)impl_->intermediate.release();
+    (void)impl_->file.release();
+    return;
+  }
   impl_->trials.Reset();
   impl_->intermediate.Reset();
   impl_->file.Reset();  // closing clears the "open for writing" flag; then the lock goes
@@ -357,8 +397,41 @@ Status StudyFile::Impl::WritePending(hid_t dataset, hid_t type, Pending* pending
   return Status::Ok();
 }
 
+Status StudyFile::Impl::CheckAndReserve() {
+  void* handle = nullptr;
+  if (H5Fget_vfd_handle(file.get(), H5P_DEFAULT, &handle) < 0 || handle == nullptr) return Status::Ok();
+  const int fd = *static_cast<int*>(handle);  // the sec2 driver's descriptor
+  struct stat open_file {};
+  struct stat named_file {};
+  if (::fstat(fd, &open_file) != 0) return Status::IoError(path + ": cannot stat the study file: " + std::strerror(errno));
+  if (open_file.st_nlink == 0 || ::stat(path.c_str(), &named_file) != 0 || named_file.st_ino != open_file.st_ino ||
+      named_file.st_dev != open_file.st_dev) {
+    return Status::IoError(path + ": the study file was removed or replaced while the sweep ran; the rows so far "
+                                  "are in the file that was there (if it still exists anywhere)");
+  }
+  const off_t want = open_file.st_size + static_cast<off_t>(kFlushReserveBytes);
+  // KEEP_SIZE: the blocks are allocated past the end without moving it (HDF5 checks the size).
+  const int rc = RetryOnEintr([&] { return ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, want); });
+  if (rc != 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
+    const bool full = errno == ENOSPC || errno == EDQUOT;
+    return Status::IoError(path + ": cannot reserve " + std::to_string(kFlushReserveBytes >> 20) +
+                           " MiB for the next write of the study file: " + std::strerror(errno) +
+                           "; every row written so far is in the file: " +
+                           (full ? "free space" : "make the file writable again") + ", then cleansweep resume " + path);
+  }
+  return Status::Ok();
+}
+
 Status StudyFile::Impl::Flush() {
   if (!dirty) return Status::Ok();
+  if (broken) return Status::IoError(path + ": not written after an earlier write failure");
+  Status status = CheckAndReserve();
+  if (status.ok()) status = FlushReserved();
+  if (!status.ok()) broken = true;
+  return status;
+}
+
+Status StudyFile::Impl::FlushReserved() {
   CS_RETURN_IF_ERROR(WritePending(trials.get(), trials_type.get(), &pending_trials, trial_rows, &trial_extent));
   CS_RETURN_IF_ERROR(WritePending(intermediate.get(), intermediate_type.get(), &pending_intermediate, intermediate_rows,
                                   &intermediate_extent));

@@ -16,6 +16,12 @@ namespace cleansweep {
 
 inline constexpr int kStudySchemaVersion = 3;
 
+// Call first in main(), before anything touches HDF5: the library then does not shut itself down
+// at exit. Every study file is closed by its owner before that; one that cannot be (its disk
+// failed) is left as its last good flush left it, where HDF5's own shutdown would try to flush
+// it again and crash.
+void KeepHdf5OpenAtExit();
+
 class StudyFile : public StudyStore {
  public:
   // Creates `path` (and its folder) for `config`. Refuses, with InvalidInput, to touch a file that

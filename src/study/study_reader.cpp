@@ -12,6 +12,7 @@
 #include "study/study_file.hpp"
 #include "study/study_reader.hpp"
 #include "study/table_layout.hpp"
+#include "util/crc32.hpp"
 
 namespace cleansweep {
 namespace {
@@ -262,6 +263,20 @@ Result<StudyData> ReadStudyFileOnce(const std::string& path) {
   Result<long long> seed = h5::ReadIntAttr(f, "seed");
   for (const Status& s : {config_text.status(), sampler.status(), version.status(), created.status(), seed.status()}) {
     if (!s.ok()) return s.WithContext(path);
+  }
+  std::string space_text;
+  if (H5Aexists(f, "space") > 0) {
+    CS_ASSIGN_OR_RETURN(space_text, h5::ReadStringAttr(f, "space"));
+  }
+  // Files since issue 15 carry CRC-32s of their texts (HDF5 does not checksum them): check them.
+  for (const auto& [name, text] : {std::pair{"config_crc32", &*config_text}, std::pair{"space_crc32", &space_text}}) {
+    if (H5Aexists(f, name) <= 0) continue;
+    Result<long long> crc = h5::ReadIntAttr(f, name);
+    if (!crc.ok()) return crc.status().WithContext(path);
+    if (static_cast<std::uint32_t>(*crc) != Crc32(*text)) {
+      return Status::IoError(std::string("the stored ") + (name[0] == 'c' ? "config" : "space") +
+                             " does not match its checksum");
+    }
   }
   Result<StudyConfig> config = LoadConfigText(*config_text, path + " (stored config)");
   if (!config.ok()) {

@@ -21,7 +21,7 @@ expect() {  # expect STATUS PATTERN COMMAND...: exit status and a line of stderr
 cp -r "$src/configs" "$src/python" .
 # Every shipped config validates and shows its resolved space.
 expect 0 "lr: float \[0.0001, 0.1\] log" "$bin/cleansweep" validate configs/quickstart.yaml
-expect 0 "momentum: float \[0, 0.99\]  when optimizer in {sgd}" "$bin/cleansweep" validate configs/quickstart.yaml
+expect 0 "momentum: float \[0.0, 0.99\]  when optimizer in {sgd}" "$bin/cleansweep" validate configs/quickstart.yaml
 expect 0 "valid" "$bin/cleansweep" validate configs/fashion_cnn_gpu.yaml
 expect 0 "valid" "$bin/cleansweep" validate configs/python_example.yaml
 expect 0 "study     fashion-quick: maximize val_accuracy, 8 trials" \

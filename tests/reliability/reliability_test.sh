@@ -7,6 +7,11 @@
 #   kill_coordinator    SIGKILL to the coordinator: the same
 #   second_coordinator  a second coordinator on a study in use is refused; the first one is undisturbed
 #   concurrent_read     `cleansweep show` and h5py read the study again and again while it is written
+#   mpirun_signals      SIGINT/SIGTERM to mpirun (exit 1, Open MPI's) and SIGTERM to rank 0 (exit 3); nothing lost
+#   storage_full        the study's tmpfs fills up mid-sweep: exit 1, one message, every printed trial in the
+#                       file, no hang or crash; resume after freeing space finishes (skipped: no mount)
+#   storage_removed     the study file is moved away mid-sweep: the same
+#   storage_immutable   chattr +i on the study file mid-sweep: the same (skipped: no chattr)
 set -euo pipefail
 scenario=$1 bin=$2 src=$3
 # shellcheck source=../support/mpi_env.sh
@@ -29,7 +34,7 @@ YAML
 # Every pid a toy trial recorded (itself, its children) must be gone; zombies count as gone.
 no_trial_left() {
   local pid left=""
-  for pid in $(cat "$work"/*.trials/*/pids.txt 2> /dev/null); do
+  for pid in $(cat "$work"/*.trials/*/pids.txt "$work"/*/*.trials/*/pids.txt 2> /dev/null); do
     if [ -e "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2> /dev/null)" != Z ]; then left="$left $pid"; fi
   done
   [ -z "$left" ] || fail "trial processes left running:$left ($(ps -o pid,args -p "${left# }" | tail -n +2))"
@@ -142,6 +147,48 @@ PY
     "${mpi[@]}" -np 3 "$bin/cleansweep" resume graceful.h5 --progress lines > out2.txt 2>&1 || fail "resume exited $?"
     grep -q "resuming: " out2.txt || fail "resume did not say what it continues"
     check_final graceful.h5 12
+    ;;
+
+  storage_full | storage_removed | storage_immutable)  # issue 21: the study file's disk fails mid-sweep
+    folder=$work/store
+    mkdir -p "$folder"
+    if [ "$scenario" = storage_full ]; then
+      mount -t tmpfs -o size=16m tmpfs "$folder" 2> /dev/null || { echo "SKIP: cannot mount a tmpfs here"; exit 77; }
+      trap 'umount "$folder" 2> /dev/null; cleanup' EXIT
+      dd if=/dev/zero of="$folder/filler" bs=1k count=11500 2> /dev/null  # ~4.7 MB left: the 4 MiB reserve runs out
+    fi
+    config s 400 ok
+    sed -i "s#storage: [^}]*}#storage: $folder/s.h5}#; s/low: 0.3, high: 1.5/low: 0.01, high: 0.02/" s.yaml
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/s.yaml" --progress lines > out.txt 2>&1 &
+    job=$!
+    if [ "$scenario" = storage_removed ]; then
+      wait_rows "$folder/s.h5" 5 COMPLETE && mv "$folder/s.h5" "$folder/kept.h5"
+    elif [ "$scenario" = storage_immutable ]; then
+      wait_rows "$folder/s.h5" 5 COMPLETE
+      chattr +i "$folder/s.h5" 2> /dev/null || { kill $job; wait $job; echo "SKIP: no chattr +i here"; exit 77; }
+    fi
+    code=0
+    timeout 120 tail --pid=$job -f /dev/null || fail "the sweep hangs after the storage failure"
+    wait $job || code=$?
+    [ "$scenario" = storage_immutable ] && chattr -i "$folder/s.h5"
+    [ "$scenario" = storage_removed ] && mv "$folder/kept.h5" "$folder/s.h5"
+    [ "$code" = 1 ] || fail "exit status $code, expected 1: $(tail -5 out.txt)"
+    [ "$(grep -c 'cleansweep: error:' out.txt)" = 1 ] || fail "expected one error line: $(grep error out.txt)"
+    grep -q "cleansweep: error: $folder/s.h5: \(cannot reserve\|the study file was removed\)" out.txt ||
+      fail "message: $(grep error out.txt)"
+    grep -q "Segmentation\|core dumped" out.txt && fail "a rank crashed: $(tail -20 out.txt)"
+    no_trial_left
+    printed=$(grep -c '^\[.*\] trial [0-9]* COMPLETE' out.txt)
+    [ "$printed" -gt 0 ] || fail "the failure came before any trial: $(tail -5 out.txt)"
+    $py - "$folder/s.h5" "$printed" <<'PY' || fail "a trial printed COMPLETE is not in the file"
+import sys, h5py
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    states = [s.decode() for s in f["trials"]["state"]]
+assert states.count("COMPLETE") >= int(sys.argv[2]), (states.count("COMPLETE"), sys.argv[2])
+PY
+    rm -f "$folder/filler"
+    "${mpi[@]}" -np 3 "$bin/cleansweep" resume "$folder/s.h5" --progress lines > out2.txt 2>&1 || fail "resume after the fix exited $?: $(tail -5 out2.txt)"
+    check_final "$folder/s.h5" 400
     ;;
 
   mpirun_signals)  # issue 15: the documented exit status for each signal, and nothing lost either way
