@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "study/study_file.hpp"
+#include "util/utf8.hpp"
 
 namespace cleansweep {
 namespace {
@@ -33,7 +34,7 @@ void PrintTop(const StudyData& study, int top) {
     std::printf("%6lld  %12.6g", static_cast<long long>(r->number), *r->value);
     for (const ParamSpec* spec : columns) {
       const auto it = r->params.find(spec->name);
-      std::printf("  %12s", it == r->params.end() ? "-" : FormatValue(it->second).substr(0, 12).c_str());
+      std::printf("  %12s", it == r->params.end() ? "-" : Utf8Prefix(FormatValue(it->second), 12).c_str());
     }
     std::printf("  %8.1fs\n", r->duration());
   }

@@ -18,6 +18,7 @@
 
 #include "launch/child_process.hpp"
 #include "launch/fork_server_protocol.hpp"
+#include "util/utf8.hpp"
 
 extern char** environ;
 
@@ -57,7 +58,7 @@ constexpr int kPluginVersion = 1;
   argv.push_back(nullptr);
   const std::string& plugin = request.argv[0];
   const std::string name = plugin.substr(plugin.find_last_of('/') + 1);
-  ::prctl(PR_SET_NAME, name.substr(0, 15).c_str());   // what ps and top show: the plugin
+  ::prctl(PR_SET_NAME, Utf8Prefix(name, 15).c_str());   // what ps and top show: the plugin
   if (command_line.start && command_line.size > 0) {  // and ps -f / pkill -f: the trial, not the server
     std::string trial = "?";
     for (const std::string& e : request.env) {
