@@ -187,7 +187,14 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
             std::move(*file), std::move(base), DefaultReportPath(config.study.storage), *config.study.report_every));
       },
       TrialsRoot(config.study.storage));
-  if (!summary.ok()) return ReportError(summary.status());
+  if (!summary.ok()) {
+    const int exit_code = ReportError(summary.status());
+    // Bad input is found before any trial runs, and the workers stop at our word; a failure
+    // during the run (the study file's disk, MPI) can leave a worker blocked sending a result
+    // that will never be received, so the job ends here.
+    if (exit_code == kExitFailure) transport->AbortJob(exit_code);
+    return exit_code;
+  }
   if (summary->best) {
     std::printf("best: trial %lld, %s = %.6g\n", static_cast<long long>(summary->best->number),
                 config.study.metric.c_str(), *summary->best->value);

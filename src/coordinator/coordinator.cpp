@@ -280,21 +280,23 @@ Status Coordinator::Settle() {
   } else {
     CS_RETURN_IF_ERROR(store_->Flush());  // intermediate values alone
   }
-  // The rows are durable: say so first, then hand out the next trials. Taken out of the member
-  // before sending, so a failed send is never retried with a moved-from message (a trial that
-  // was not sent is RUNNING in the file and runs again on resume).
+  // The rows are durable: hand out the next trials first (workers wait for them; printing can
+  // wait), then say what finished. Taken out of the member before sending, so a failed send is
+  // never retried with a moved-from message (a trial that was not sent is RUNNING in the file and
+  // runs again on resume); the durable results are printed even then.
+  std::vector<PendingAssign> assigns = std::move(pending_assigns_);
+  pending_assigns_.clear();
+  Status sent;
+  for (PendingAssign& a : assigns) {
+    sent = transport_->Send(a.rank, a.message).WithContext("cannot hand a trial to rank " + std::to_string(a.rank));
+    if (!sent.ok()) break;
+  }
   for (const PendingProgress& p : pending_progress_) {
     progress_->TrialFinished(p.record, p.state);
     if (!p.message.empty()) progress_->Message(p.message);
   }
   pending_progress_.clear();
-  std::vector<PendingAssign> assigns = std::move(pending_assigns_);
-  pending_assigns_.clear();
-  for (PendingAssign& a : assigns) {
-    CS_RETURN_IF_ERROR(
-        transport_->Send(a.rank, a.message).WithContext("cannot hand trial to rank " + std::to_string(a.rank)));
-  }
-  return Status::Ok();
+  return sent;
 }
 
 Status Coordinator::StopAll(const StopMsg& stop) {

@@ -26,9 +26,9 @@ namespace cleansweep {
 namespace {
 
 constexpr hsize_t kChunkRows = 64;
-// Space reserved at the end of the file before every flush: a turn writes at most 256 results'
-// rows plus HDF5's metadata, far below this.
-constexpr size_t kFlushReserveBytes = size_t{4} << 20;
+// Space kept allocated past the end of the file, renewed when half of it is used: one turn writes
+// at most 256 results' rows (output tails included, under 3 MiB) plus HDF5's metadata.
+constexpr size_t kFlushReserveBytes = size_t{8} << 20;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string NowIso8601() {
@@ -171,6 +171,7 @@ struct StudyFile::Impl {
   // Set after a failed write or flush: nothing more is written, and the file is not closed
   // through HDF5 (which would try to flush it again); it stays as the last good flush left it.
   bool broken = false;
+  off_t reserved_until = 0;  // the file's blocks are allocated up to here
 
   Pending pending_trials;
   Pending pending_intermediate;
@@ -409,9 +410,18 @@ Status StudyFile::Impl::CheckAndReserve() {
     return Status::IoError(path + ": the study file was removed or replaced while the sweep ran; the rows so far "
                                   "are in the file that was there (if it still exists anywhere)");
   }
+  // A file made read-only or immutable (chattr +i) is refused here, before HDF5 writes a byte.
+  if (::access(path.c_str(), W_OK) != 0) {
+    return Status::IoError(path + ": the study file cannot be written any more (" + std::strerror(errno) +
+                           "); every row written so far is in the file: make it writable again, then cleansweep "
+                           "resume " + path);
+  }
+  // Reserved in steps: again only when less than half the reserve is left past the end.
+  if (open_file.st_size + static_cast<off_t>(kFlushReserveBytes / 2) <= reserved_until) return Status::Ok();
   const off_t want = open_file.st_size + static_cast<off_t>(kFlushReserveBytes);
   // KEEP_SIZE: the blocks are allocated past the end without moving it (HDF5 checks the size).
   const int rc = RetryOnEintr([&] { return ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, want); });
+  if (rc == 0) reserved_until = want;
   if (rc != 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
     const bool full = errno == ENOSPC || errno == EDQUOT;
     return Status::IoError(path + ": cannot reserve " + std::to_string(kFlushReserveBytes >> 20) +
@@ -426,7 +436,13 @@ Status StudyFile::Impl::Flush() {
   if (!dirty) return Status::Ok();
   if (broken) return Status::IoError(path + ": not written after an earlier write failure");
   Status status = CheckAndReserve();
-  if (status.ok()) status = FlushReserved();
+  if (status.ok()) {
+    status = FlushReserved();
+    if (!status.ok()) {  // an I/O error HDF5 met while writing: the file may lack this turn's rows
+      status = Status::IoError(path + ": writing the study file failed; the rows of earlier turns are in it: fix " +
+                               "the cause, then cleansweep resume " + path + " (" + status.message() + ")");
+    }
+  }
   if (!status.ok()) broken = true;
   return status;
 }

@@ -1,5 +1,8 @@
 #include "transport/mpi_transport.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <chrono>
 #include <thread>
 
@@ -63,6 +66,12 @@ Result<std::optional<Envelope>> MpiTransport::Receive(Millis max_wait) {
     std::this_thread::sleep_for(std::min(idle_sleep_, left));
     idle_sleep_ = std::min(idle_sleep_ * 2, kMaxSleep);
   }
+}
+
+void MpiTransport::AbortJob(int exit_code) {
+  std::fflush(nullptr);
+  MPI_Abort(comm_, exit_code);
+  std::_Exit(exit_code);  // MPI_Abort does not return; should it, leave anyway
 }
 
 }  // namespace cleansweep

@@ -18,6 +18,11 @@ class MpiTransport : public Transport {
   // sleep starts at 50 us after traffic and doubles to 10 ms when idle (under 1% of a core).
   Result<std::optional<Envelope>> Receive(Millis max_wait) override;
 
+  // Ends every rank of the job with `exit_code` (MPI_Abort). For a coordinator that failed during
+  // the run: a worker may be blocked sending it a large result that nobody will receive, and a
+  // normal MPI_Finalize would then wait for that worker for ever.
+  [[noreturn]] void AbortJob(int exit_code);
+
  private:
   Result<std::optional<Envelope>> TryReceive();
 

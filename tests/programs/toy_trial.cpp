@@ -152,6 +152,11 @@ int ToyMain(int argc, char** argv) {
     trial.Finish(Objective(trial));
     return 0;
   }
+  if (mode == "bigattrs") {  // 30 KB of attrs: a study file that grows fast
+    trial.SetAttr("blob", std::string(30000, 'x'));
+    trial.Finish(Objective(trial));
+    return 0;
+  }
   if (mode == "utf8") {  // issue 15: output whose lines are cut mid-character, and bytes that are not UTF-8
     std::string euros;
     for (int i = 0; i < 400; ++i) euros += "\xE2\x82\xAC";
