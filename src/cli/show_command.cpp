@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "study/study_file.hpp"
+#include "util/json_limits.hpp"
 #include "util/utf8.hpp"
 
 namespace cleansweep {
@@ -75,8 +76,8 @@ int ShowCommand(const ShowArgs& args) {
     for (std::string line; std::getline(lines, line);) std::printf("  %s\n", line.c_str());
   }
   // Resumes that changed the config, as the study file records them (config_history).
-  const nlohmann::json history = nlohmann::json::parse(study->config_history, nullptr, /*allow_exceptions=*/false);
-  for (const nlohmann::json& entry : history.is_array() ? history : nlohmann::json::array()) {
+  const Result<nlohmann::json> history = ParseUntrustedJson(study->config_history);  // the file is input
+  for (const nlohmann::json& entry : history.ok() && history->is_array() ? *history : nlohmann::json::array()) {
     if (!entry.is_object() || !entry.contains("changes") || !entry["changes"].is_array()) continue;
     std::string changes;
     for (const nlohmann::json& change : entry["changes"]) {

@@ -58,8 +58,8 @@ constexpr int kPluginVersion = 1;
   argv.push_back(nullptr);
   const std::string& plugin = request.argv[0];
   const std::string name = plugin.substr(plugin.find_last_of('/') + 1);
-  ::prctl(PR_SET_NAME, Utf8Prefix(name, 15).c_str());   // what ps and top show: the plugin
-  if (command_line.start && command_line.size > 0) {  // and ps -f / pkill -f: the trial, not the server
+  ::prctl(PR_SET_NAME, Utf8Prefix(name, 15).c_str());  // what ps and top show: the plugin
+  if (command_line.start && command_line.size > 0) {   // and ps -f / pkill -f: the trial, not the server
     std::string trial = "?";
     for (const std::string& e : request.env) {
       if (e.rfind("CLEANSWEEP_TRIAL=", 0) == 0) trial = e.substr(17);

@@ -101,14 +101,9 @@ bool ReadUntilEof(int fd, std::chrono::steady_clock::time_point deadline, std::s
   }
 }
 
-Status Damaged(const std::string& path, const std::string& what) {
-  return Status::InvalidInput(path + ": the study file is damaged: " + what +
-                              "; use another copy (a backup, or the shard files it was merged from)");
-}
-
 }  // namespace
 
-Result<StudyData> ReadStudyFileGuarded(const std::string& path) {
+Result<StudyData> ReadStudyFile(const std::string& path) {
   struct stat st {};
   const off_t size = ::stat(path.c_str(), &st) == 0 ? st.st_size : 0;
   const auto deadline_span =
@@ -129,12 +124,12 @@ Result<StudyData> ReadStudyFileGuarded(const std::string& path) {
   int wstatus = 0;
   RetryOnEintr([&] { return ::waitpid(child, &wstatus, 0); });
   if (!finished) {
-    return Damaged(path, "reading it did not finish within " +
-                             std::to_string(std::chrono::duration_cast<std::chrono::seconds>(deadline_span).count()) +
-                             " s");
+    return DamagedStudy(
+        path, "reading it did not finish within " +
+                  std::to_string(std::chrono::duration_cast<std::chrono::seconds>(deadline_span).count()) + " s");
   }
   if (WIFSIGNALED(wstatus)) {
-    return Damaged(path, std::string("reading it crashed (") + strsignal(WTERMSIG(wstatus)) + ")");
+    return DamagedStudy(path, std::string("reading it crashed (") + strsignal(WTERMSIG(wstatus)) + ")");
   }
   Reply reply;
   try {
@@ -142,7 +137,7 @@ Result<StudyData> ReadStudyFileGuarded(const std::string& path) {
     cereal::BinaryInputArchive archive(in);
     archive(reply);
   } catch (const std::exception& e) {  // cereal throws on a short or malformed stream
-    return Damaged(path, std::string("the reader gave no result (") + e.what() + ")");
+    return DamagedStudy(path, std::string("the reader gave no result (") + e.what() + ")");
   }
   if (reply.code != static_cast<int>(Status::Code::kOk)) {
     return reply.code == static_cast<int>(Status::Code::kInvalidInput) ? Status::InvalidInput(reply.message)
@@ -154,7 +149,5 @@ Result<StudyData> ReadStudyFileGuarded(const std::string& path) {
   reply.data.config = std::move(*config);
   return std::move(reply.data);
 }
-
-Result<StudyData> ReadStudyFile(const std::string& path) { return ReadStudyFileGuarded(path); }
 
 }  // namespace cleansweep

@@ -19,6 +19,7 @@
 #include "study/hdf5_handle.hpp"
 #include "study/table_layout.hpp"
 #include "util/crc32.hpp"
+#include "util/json_limits.hpp"
 #include "util/unique_fd.hpp"
 #include "util/version.hpp"
 
@@ -65,7 +66,8 @@ std::map<std::string, std::string> ConfigAttrs(const StudyConfig& config) {
 // the config and the space, in integer attributes (kept in the checksummed object header), lets
 // readers refuse a damaged config instead of parsing garbage.
 Status WriteTextChecksums(hid_t file, const StudyConfig& config) {
-  for (const auto& [name, text] : {std::pair{"config_crc32", config.yaml_text}, std::pair{"space_crc32", SpaceJson(config.space)}}) {
+  for (const auto& [name, text] :
+       {std::pair{"config_crc32", config.yaml_text}, std::pair{"space_crc32", SpaceJson(config.space)}}) {
     CS_RETURN_IF_ERROR(h5::DeleteAttrIfPresent(file, name));
     CS_RETURN_IF_ERROR(h5::WriteAttr(file, name, static_cast<long long>(Crc32(text))));
   }
@@ -87,29 +89,27 @@ Status WriteMetadata(hid_t file, const StudyConfig& config, const std::map<std::
 // version, and what changed ("sampler: random -> tpe"; the config text itself is in `config`).
 Status RewriteConfigAttrs(hid_t file, const StudyConfig& config) {
   nlohmann::json changes = nlohmann::json::array();
-  std::map<std::string, std::string> attrs = ConfigAttrs(config);
-  attrs["seed"] = std::to_string(config.sampler.seed);
-  for (const auto& [name, text] : attrs) {
-    std::string before;
-    if (name == "seed") {
-      const Result<long long> seed = h5::ReadIntAttr(file, "seed");
-      before = seed.ok() ? std::to_string(*seed) : "";
-    } else {
-      const Result<std::string> stored = h5::ReadStringAttr(file, name.c_str());
-      before = stored.ok() ? *stored : "";
-    }
-    if (before == text) continue;
-    changes.push_back(name == "config" || name == "space" ? name + " replaced" : name + ": " + before + " -> " + text);
+  for (const auto& [name, text] : ConfigAttrs(config)) {
+    const Result<std::string> stored = h5::ReadStringAttr(file, name.c_str());
+    if (stored.ok() && *stored == text) continue;
+    changes.push_back(name == "config" || name == "space" ? name + " replaced"
+                                                          : name + ": " + (stored.ok() ? *stored : "") + " -> " + text);
     CS_RETURN_IF_ERROR(h5::DeleteAttrIfPresent(file, name.c_str()));
-    CS_RETURN_IF_ERROR(name == "seed" ? h5::WriteAttr(file, "seed", static_cast<long long>(config.sampler.seed))
-                                      : h5::WriteAttr(file, name.c_str(), text));
+    CS_RETURN_IF_ERROR(h5::WriteAttr(file, name.c_str(), text));
+  }
+  const auto seed = static_cast<long long>(config.sampler.seed);
+  if (const Result<long long> stored = h5::ReadIntAttr(file, "seed"); !stored.ok() || *stored != seed) {
+    changes.push_back("seed: " + (stored.ok() ? std::to_string(*stored) : std::string()) + " -> " +
+                      std::to_string(seed));
+    CS_RETURN_IF_ERROR(h5::DeleteAttrIfPresent(file, "seed"));
+    CS_RETURN_IF_ERROR(h5::WriteAttr(file, "seed", seed));
   }
   if (changes.empty()) return Status::Ok();
   CS_RETURN_IF_ERROR(WriteTextChecksums(file, config));
   nlohmann::json history = nlohmann::json::array();
   if (const Result<std::string> stored = h5::ReadStringAttr(file, "config_history"); stored.ok()) {
-    history = nlohmann::json::parse(*stored, nullptr, /*allow_exceptions=*/false);
-    if (!history.is_array()) history = nlohmann::json::array();
+    Result<nlohmann::json> earlier = ParseUntrustedJson(*stored);  // the file is input: bounded depth
+    if (earlier.ok() && earlier->is_array()) history = std::move(*earlier);
   }
   history.push_back({{"at", NowIso8601()}, {"cleansweep_version", kVersion}, {"changes", changes}});
   CS_RETURN_IF_ERROR(h5::DeleteAttrIfPresent(file, "config_history"));
@@ -404,17 +404,20 @@ Status StudyFile::Impl::CheckAndReserve() {
   const int fd = *static_cast<int*>(handle);  // the sec2 driver's descriptor
   struct stat open_file {};
   struct stat named_file {};
-  if (::fstat(fd, &open_file) != 0) return Status::IoError(path + ": cannot stat the study file: " + std::strerror(errno));
+  if (::fstat(fd, &open_file) != 0)
+    return Status::IoError(path + ": cannot stat the study file: " + std::strerror(errno));
   if (open_file.st_nlink == 0 || ::stat(path.c_str(), &named_file) != 0 || named_file.st_ino != open_file.st_ino ||
       named_file.st_dev != open_file.st_dev) {
-    return Status::IoError(path + ": the study file was removed or replaced while the sweep ran; the rows so far "
-                                  "are in the file that was there (if it still exists anywhere)");
+    return Status::IoError(path +
+                           ": the study file was removed or replaced while the sweep ran; the rows so far "
+                           "are in the file that was there (if it still exists anywhere)");
   }
   // A file made read-only or immutable (chattr +i) is refused here, before HDF5 writes a byte.
   if (::access(path.c_str(), W_OK) != 0) {
     return Status::IoError(path + ": the study file cannot be written any more (" + std::strerror(errno) +
                            "); every row written so far is in the file: make it writable again, then cleansweep "
-                           "resume " + path);
+                           "resume " +
+                           path);
   }
   // Reserved in steps: again only when less than half the reserve is left past the end.
   if (open_file.st_size + static_cast<off_t>(kFlushReserveBytes / 2) <= reserved_until) return Status::Ok();

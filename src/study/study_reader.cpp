@@ -17,8 +17,12 @@
 namespace cleansweep {
 namespace {
 
-constexpr const char* kDamagedAdvice =
-    "the file is damaged or incomplete (a partial copy?): use another copy, or a backup";
+// A column read after the first one must hold at least the first one's `rows`.
+Status CoversRows(size_t size, size_t rows, const char* table) {
+  if (size >= rows) return Status::Ok();
+  return Status::IoError(std::string(table) + " has a column of " + std::to_string(size) + " rows, another of " +
+                         std::to_string(rows));
+}
 
 // Reads one field of a 1-D compound dataset into `out` (HDF5 matches members by name).
 template <typename T>
@@ -140,18 +144,18 @@ Status ReadTrials(hid_t file, StudyData* study) {
     CS_RETURN_IF_ERROR(s);
   }
   const size_t n = numbers->size();
-  // Every column of one table has its length; a file that says otherwise is damaged, and
-  // indexing by the first column's length would read past the others.
+  // The columns are read one by one while a writer may append rows: a later column may be longer
+  // (its extra rows are newer and are left for the next read), never shorter.
   for (const size_t size :
        {states->size(), values->size(), starts->size(), ends->size(), workers->size(), hosts->size(), gpus->size(),
         exits->size(), signals->size(), rss->size(), attempts->size(), enqueued->size(), sampler_ms->size(),
         steps->size(), reasons->size(), tails->size(), attrs->size()}) {
-    if (size != n) return Status::IoError("/trials has columns of different lengths");
+    CS_RETURN_IF_ERROR(CoversRows(size, n, "/trials"));
   }
   for (const std::vector<double>& column : gpu_mem) {
-    if (!column.empty() && column.size() != n) return Status::IoError("/trials has columns of different lengths");
+    if (!column.empty()) CS_RETURN_IF_ERROR(CoversRows(column.size(), n, "/trials"));
   }
-  if (!retry_of->empty() && retry_of->size() != n) return Status::IoError("/trials has columns of different lengths");
+  if (!retry_of->empty()) CS_RETURN_IF_ERROR(CoversRows(retry_of->size(), n, "/trials"));
   study->trials.resize(n);
   for (size_t i = 0; i < n; ++i) {
     TrialRecord& r = study->trials[i];
@@ -189,17 +193,17 @@ Status ReadTrials(hid_t file, StudyData* study) {
     if (type == ColumnType::kString) {
       auto col = ReadStrings(d, column.c_str());
       if (!col.ok()) return col.status();
-      if (col->size() != n) return Status::IoError("/trials has columns of different lengths");
+      CS_RETURN_IF_ERROR(CoversRows(col->size(), n, "/trials"));
       text_col = std::move(*col);
     } else if (type == ColumnType::kInt64) {
       auto col = ReadNumbers<std::int64_t>(d, column.c_str(), H5T_NATIVE_INT64);
       if (!col.ok()) return col.status();
-      if (col->size() != n) return Status::IoError("/trials has columns of different lengths");
+      CS_RETURN_IF_ERROR(CoversRows(col->size(), n, "/trials"));
       for (size_t i = 0; i < n; ++i) numbers_col[i] = static_cast<double>((*col)[i]);
     } else {
       auto col = ReadNumbers<double>(d, column.c_str(), H5T_NATIVE_DOUBLE);
       if (!col.ok()) return col.status();
-      if (col->size() != n) return Status::IoError("/trials has columns of different lengths");
+      CS_RETURN_IF_ERROR(CoversRows(col->size(), n, "/trials"));
       numbers_col = std::move(*col);
     }
     for (size_t i = 0; i < n; ++i) {
@@ -218,8 +222,8 @@ Status ReadIntermediate(hid_t file, StudyData* study) {
   auto values = ReadNumbers<double>(ds->get(), "value", H5T_NATIVE_DOUBLE);
   auto times = ReadNumbers<double>(ds->get(), "time", H5T_NATIVE_DOUBLE);
   for (const Status& s : {trials.status(), steps.status(), values.status(), times.status()}) CS_RETURN_IF_ERROR(s);
-  if (steps->size() != trials->size() || values->size() != trials->size() || times->size() != trials->size()) {
-    return Status::IoError("/intermediate has columns of different lengths");
+  for (const size_t size : {steps->size(), values->size(), times->size()}) {
+    CS_RETURN_IF_ERROR(CoversRows(size, trials->size(), "/intermediate"));
   }
   for (size_t i = 0; i < trials->size(); ++i) {
     study->intermediate.push_back({(*trials)[i], (*steps)[i], (*values)[i], (*times)[i]});
@@ -240,9 +244,7 @@ Result<StudyData> ReadStudyFileOnce(const std::string& path) {
   // SWMR reading: the file may be growing under a running coordinator, or have been left by a
   // killed one. Files of the old format (schema 1) are opened plainly.
   Result<h5::Handle> file = h5::OpenForReading(path);
-  if (!file.ok()) {  // an HDF5 signature but no readable file: damaged, or cut short by a copy
-    return Status::InvalidInput(file.status().message() + "; " + kDamagedAdvice);
-  }
+  if (!file.ok()) return DamagedStudy(path, file.status().message());  // an HDF5 signature, but no readable file
   const hid_t f = file->get();
   StudyData study;
   study.path = path;
@@ -316,11 +318,15 @@ Result<StudyData> ReadStudyFileInProcess(const std::string& path) {
     study = ReadStudyFileOnce(path);
   }
   // A file that opens but cannot be read back five times over, a second apart at most, is damaged.
-  if (!study.ok() && study.status().code() == Status::Code::kIoError) {
-    return Status::InvalidInput(path + ": the study file is damaged: " + study.status().message() + "; " +
-                                kDamagedAdvice);
-  }
+  if (!study.ok() && study.status().code() == Status::Code::kIoError)
+    return DamagedStudy(path, study.status().message());
   return study;
+}
+
+Status DamagedStudy(const std::string& path, std::string what) {
+  if (what.rfind(path + ": ", 0) == 0) what.erase(0, path.size() + 2);  // the path is said once
+  return Status::InvalidInput(path + ": the study file is damaged: " + what +
+                              "; use another copy (a backup, or the shard files it was merged from)");
 }
 
 }  // namespace cleansweep

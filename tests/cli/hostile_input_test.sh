@@ -74,7 +74,7 @@ config is a folder | rm c.yaml && mkdir c.yaml | run c.yaml | 2 | c.yaml
 unwritable results folder | echo file > blocker && sed -i 's#results/h.h5#blocker/h.h5#' c.yaml | run c.yaml | 2 | blocker.*cannot hold the study file
 study file exists already | cp $study_dir/results/h.h5 results/h.h5 | run c.yaml | 2 | already exists; continue it with --resume
 resume: not an HDF5 file | echo 'not hdf5' > results/h.h5 | resume results/h.h5 | 2 | not an HDF5 file
-resume: truncated study file | head -c 3000 $study_dir/results/h.h5 > results/h.h5 | resume results/h.h5 | 2 | results/h.h5: cannot open
+resume: truncated study file | head -c 3000 $study_dir/results/h.h5 > results/h.h5 | resume results/h.h5 | 2 | results/h.h5: the study file is damaged: cannot open the study file
 resume: another schema version | cp $study_dir/results/h.h5 results/h.h5 && /usr/bin/python3 -c "import h5py; h5py.File('results/h.h5', 'r+').attrs['schema_version'] = 99" | resume results/h.h5 | 2 | written with schema 99
 resume: HDF5 but not a study | /usr/bin/python3 -c "import h5py; h5py.File('results/h.h5', 'w')" | resume results/h.h5 | 2 | not a cleansweep study file
 resume: no such file | : | resume results/none.h5 | 2 | no such study file
