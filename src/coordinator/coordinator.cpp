@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace cleansweep {
 namespace {
@@ -91,6 +92,17 @@ Status Coordinator::SetUpWorkers(const std::string& trials_root) {
 bool Coordinator::BudgetReached() const {
   return config_.study.time_budget &&
          clock_->Now() - started_ >= static_cast<double>(config_.study.time_budget->count()) / 1e3;
+}
+
+Millis Coordinator::UntilBudget() const {
+  if (!config_.study.time_budget) return Millis::max();
+  const double left_s = static_cast<double>(config_.study.time_budget->count()) / 1e3 - (clock_->Now() - started_);
+  return left_s <= 0 ? Millis(0) : Millis(static_cast<Millis::rep>(std::ceil(left_s * 1e3)));
+}
+
+bool Coordinator::WorkLeft() const {
+  const auto open = static_cast<std::int64_t>(history_.running.size() + reruns_.size());
+  return !reruns_.empty() || !history_.running.empty() || (!sampler_exhausted_ && summary_.finished + open < target_);
 }
 
 bool Coordinator::MoreFresh() const {
@@ -421,7 +433,9 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     status = Dispatch();
     if (status.ok()) status = Settle();  // this turn's results and RUNNING rows, in one flush
     if (!status.ok() || (history_.running.empty() && !MoreToLaunch())) break;
-    Result<std::optional<Envelope>> got = transport_->Receive(timing_.tick);
+    // Awake at the budget's end, not up to a tick after it: trials stop when the budget says.
+    const bool budget_next = !stopping_ && UntilBudget() < timing_.tick;
+    Result<std::optional<Envelope>> got = transport_->Receive(budget_next ? UntilBudget() : timing_.tick);
     if (!got.ok()) {
       status = got.status();
     } else if (got->has_value()) {
@@ -437,7 +451,7 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
           break;
         }
       }
-    } else {
+    } else if (!budget_next) {
       progress_->Tick(State());
     }
   }
@@ -450,6 +464,9 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     if (status.ok()) status = stopped;
   }
   if (!status.ok()) return status;
+  // A stop that came when nothing was left to run (the last result was in) ended nothing early:
+  // the study is complete, and a batch script must not requeue it.
+  if (summary_.interrupted && !WorkLeft()) summary_.interrupted = false;
   progress_->Finish(State());
   return summary_;
 }

@@ -99,7 +99,10 @@ class Coordinator {
   Status StopAll(const StopMsg& stop);
   bool MoreToLaunch() const;
   bool MoreFresh() const;
+  // Trials running, to rerun or not yet started, a stop request aside: false once the study is done.
+  bool WorkLeft() const;
   bool BudgetReached() const;
+  Millis UntilBudget() const;  // Millis::max() without a time budget
   ProgressState State() const;
 
   const StudyConfig& config_;

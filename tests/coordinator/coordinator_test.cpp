@@ -2,8 +2,10 @@
 // memory store: no mpirun, no HDF5 file, no processes.
 #include "coordinator/coordinator.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <regex>
@@ -64,7 +66,10 @@ class Sweep {
   Sampler* sampler_override = nullptr;   // instead of the config's
   StudyStore* store_override = nullptr;  // instead of the memory store (a fault-injecting one)
   int fail_send = 0;                     // the coordinator's Nth send fails (0: none)
-  std::string progress_text;             // what the coordinator printed, after Run
+  CoordinatorTiming timing{Millis(20), Millis(5000)};
+  // Wraps the coordinator's transport (to see or steer how long it waits), or null.
+  std::function<std::unique_ptr<Transport>(Transport*)> wrap_transport;
+  std::string progress_text;  // what the coordinator printed, after Run
 
   Result<RunSummary> Run(const Clock& clock, bool* store_opened = nullptr) {
     std::vector<std::thread> threads;
@@ -77,8 +82,9 @@ class Sweep {
     std::FILE* sink = std::tmpfile();
     Progress progress(sink, false, config_);
     testing::FaultyTransport faulty(&coordinator_transport_, fail_send);
-    Coordinator coordinator(config_, &faulty, sampler_override ? sampler_override : sampler->get(), &clock, &progress,
-                            CoordinatorTiming{Millis(20), Millis(5000)});
+    std::unique_ptr<Transport> wrapped = wrap_transport ? wrap_transport(&faulty) : nullptr;
+    Coordinator coordinator(config_, wrapped ? wrapped.get() : &faulty,
+                            sampler_override ? sampler_override : sampler->get(), &clock, &progress, timing);
     if (prepare) prepare(coordinator);
     Result<RunSummary> summary = coordinator.Run(
         [&]() -> Result<std::unique_ptr<StudyStore>> {
@@ -166,6 +172,70 @@ TEST(Coordinator, TimeBudgetInterruptsRunningTrialsAndStops) {
     EXPECT_EQ(r.reason, "interrupted: the study's time budget was reached");
   }
   EXPECT_EQ(sweep.launcher().started, 2);
+}
+
+// A clock that says what it is set to.
+class ManualClock : public Clock {
+ public:
+  double Now() const override { return now_.load(); }
+  void Advance(Millis by) { now_ = now_.load() + static_cast<double>(by.count()) / 1e3; }
+
+ private:
+  std::atomic<double> now_{1000.0};
+};
+
+// Once `*started` (the study's store is open: the set-up is over), the coordinator's waits pass in
+// simulated time: each Receive moves `clock` on by the whole wait asked for, whatever arrives (the
+// fake trials report at every poll), really waits a few milliseconds at most, and is recorded
+// with the time it began.
+class SimulatedTimeTransport : public Transport {
+ public:
+  using Waits = std::vector<std::pair<double, Millis>>;  // (simulated time, wait asked for)
+  SimulatedTimeTransport(Transport* inner, ManualClock* clock, Waits* waits, const bool* started)
+      : inner_(inner), clock_(clock), waits_(waits), started_(started) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  Status Send(int dest, const Message& message) override { return inner_->Send(dest, message); }
+  Result<std::optional<Envelope>> Receive(Millis max_wait) override {
+    if (!*started_) return inner_->Receive(max_wait);
+    waits_->emplace_back(clock_->Now(), max_wait);
+    Result<std::optional<Envelope>> got = inner_->Receive(std::min(max_wait, Millis(5)));
+    clock_->Advance(max_wait);
+    return got;
+  }
+
+ private:
+  Transport* inner_;
+  ManualClock* clock_;
+  Waits* waits_;
+  const bool* started_;
+};
+
+TEST(Coordinator, TimeBudgetEndsRunningTrialsAtTheBudgetNotAtTheNextTick) {
+  // Ticks a minute apart and a 10 s budget: the loop must wake at the budget, not a tick later.
+  Sweep sweep(Config("{name: c, n_trials: 1000, time_budget: 10s}", "{kind: random}"), 2, /*hang=*/true);
+  sweep.timing = CoordinatorTiming{Millis(60'000), Millis(5000)};
+  ManualClock clock;
+  SimulatedTimeTransport::Waits waits;
+  bool started = false;
+  sweep.wrap_transport = [&](Transport* inner) {
+    return std::unique_ptr<Transport>(std::make_unique<SimulatedTimeTransport>(inner, &clock, &waits, &started));
+  };
+  const double start = clock.Now();
+  Result<RunSummary> summary = sweep.Run(clock, &started);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_TRUE(summary->budget_reached);
+  EXPECT_FALSE(summary->interrupted);  // a budget is an end, not an interruption
+  bool waited_to_budget = false;
+  for (const auto& [at, wait] : waits) {
+    if (at >= start + 10) break;  // the budget was reached: stopping trials may take ticks
+    EXPECT_LE(at + static_cast<double>(wait.count()) / 1e3, start + 10 + 1e-3)
+        << "a wait from t=" << at - start << " s for " << wait.count() << " ms overshoots the 10 s budget";
+    waited_to_budget |= std::abs(at + static_cast<double>(wait.count()) / 1e3 - (start + 10)) < 1e-3;
+  }
+  EXPECT_TRUE(waited_to_budget);
+  ASSERT_EQ(sweep.store()->trials.size(), 2u);
+  for (const TrialRecord& r : sweep.store()->trials) EXPECT_EQ(r.state, TrialState::kInterrupted);
 }
 
 TEST(Coordinator, WorkerThatCannotSetUpStopsTheRunBeforeAnyFileExists) {
@@ -451,6 +521,25 @@ TEST(CoordinatorStop, AGracefulStopLetsRunningTrialsEndInterruptedAndReportsIt) 
     EXPECT_EQ(r.state, TrialState::kInterrupted);
     EXPECT_NE(r.reason.find("SIGUSR1 received"), std::string::npos) << r.reason;
   }
+}
+
+TEST(CoordinatorStop, AStopThatComesWhenEveryTrialIsDoneIsNoInterruption) {
+  // Slurm's --signal can land between the last result and the end: the study is complete then,
+  // and a batch script that requeues on "stopped early" (exit 3) must not requeue it.
+  Sweep sweep(Config("{name: s, n_trials: 6, direction: maximize}", "{kind: random, seed: 1}"), 2);
+  const MemoryStudyStore* store = sweep.store();
+  sweep.prepare = [&](Coordinator& c) {
+    c.SetStopPoll([store] {
+      const auto done = std::count_if(store->trials.begin(), store->trials.end(),
+                                      [](const TrialRecord& r) { return r.state == TrialState::kComplete; });
+      return done == 6 ? StopRequest{1, "SIGUSR1 received"} : StopRequest{};
+    });
+  };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->finished, 6);
+  EXPECT_FALSE(summary->interrupted);
 }
 
 TEST(CoordinatorStop, ASecondRequestStopsAtOnceAndLeavesRunningRowsForResume) {

@@ -207,7 +207,13 @@ PY
     run=$!
     for _ in 1 2; do
       sleep 1.2
-      pkill -KILL -f "cleansweep-forkserver --socket 3 $work/toy_plugin.so" || fail "no fork server to kill"
+      # A trial just forked shows the server's command line until it renames itself (within
+      # microseconds): kill only what still shows it a moment later, the servers.
+      servers=$(pgrep -f "cleansweep-forkserver --socket 3 $work/toy_plugin.so") || fail "no fork server to kill"
+      sleep 0.2
+      for pid in $servers; do
+        if grep -q "cleansweep-forkserver" "/proc/$pid/cmdline" 2> /dev/null; then kill -KILL "$pid"; fi
+      done
     done
     wait $run || fail "run exited $? after its fork servers were killed: $(cat err.txt)"
     grep -q "the fork server (pid [0-9]*, $work/toy_plugin.so) killed by signal 9 (Killed); starting a new one" err.txt ||
