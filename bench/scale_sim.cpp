@@ -77,7 +77,7 @@ class SimulatedTransport : public Transport {
       r.end_time = r.start_time + took;
       r.exit_code = 0;
       busy_since_[static_cast<size_t>(dest)] = r.start_time;
-      inbox_.push({r.end_time + latency_, dest, Message(ResultMsg{std::move(r)})});
+      inbox_.push({r.end_time + latency_, dest, Message(ResultMsg{std::move(r), ""})});
       if (first_assign_ < 0) first_assign_ = now;
       last_assign_ = now;
       ++assigned_;

@@ -97,12 +97,6 @@ void NodeLocalIndex(int world_rank, int* index, int* count) {
   *index = WorkerIndexOnNode(ProcessEnvironment(), mpi_index, *count, /*coordinator_on_node=*/lowest == 0);
 }
 
-std::string TrialsRoot(const std::string& storage) {
-  std::filesystem::path path = std::filesystem::absolute(storage);
-  path.replace_extension(".trials");
-  return path.string();
-}
-
 // With CLEANSWEEP_COORDINATOR_PID_FILE set (scripts/slurm/launch.sh sets it), rank 0 writes its
 // pid there for the job's life, so a batch script can signal the coordinator alone: srun passes
 // a signal to every process of the job, trials included (docs/slurm.md).
@@ -171,10 +165,10 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
                                                            : StudyFile::Create(config.study.storage, config);
         if (!file.ok()) return file.status();
         if (!resuming) {  // trial folders of a study whose file is gone belong to no trial of this one
-          Result<std::string> moved = MoveAsideStaleTrialFolders(TrialsRoot(config.study.storage));
+          Result<std::string> moved = MoveAsideStaleTrialFolders(TrialsRoot(config.study));
           if (!moved.ok()) return moved.status();
           if (!moved->empty()) {
-            progress.Message("notice: " + TrialsRoot(config.study.storage) +
+            progress.Message("notice: " + TrialsRoot(config.study) +
                              " held the trial folders of an earlier study whose file is gone; moved to " + *moved);
           }
         }
@@ -186,7 +180,7 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
         return std::unique_ptr<StudyStore>(std::make_unique<ReportingStore>(
             std::move(*file), std::move(base), DefaultReportPath(config.study.storage), *config.study.report_every));
       },
-      TrialsRoot(config.study.storage));
+      TrialsRoot(config.study));
   if (!summary.ok()) {
     const int exit_code = ReportError(summary.status());
     // Bad input is found before any trial runs, and the workers stop at our word; a failure
@@ -209,6 +203,14 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
     };
     std::printf("commits: %lld trial rows made durable in %zu group commits, median %.2f ms, p99 %.2f ms each\n",
                 static_cast<long long>(summary->committed_rows), ms.size(), at(0.5), at(0.99));
+  }
+  if (!summary->worker_fault.empty()) {
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "cleansweep: error: %s\nthe sweep stopped; trials it could not start are INTERRUPTED and run "
+                 "again: fix the cause, then continue with: cleansweep resume %s\n",
+                 summary->worker_fault.c_str(), config.study.storage.c_str());
+    return kExitFailure;
   }
   if (summary->interrupted) {
     std::printf("stopped before the end (%lld of %lld trials); continue with: cleansweep resume %s\n",
@@ -240,7 +242,7 @@ int RunWorker(MpiTransport* transport, WorkerIdentity identity) {
         if (config.trial.launcher != LauncherKind::kForkServer) return std::unique_ptr<Launcher>();
         Result<std::string> server = FindForkServer();
         if (!server.ok()) return server.status();
-        auto fork_server = std::make_unique<ForkServerLauncher>(*server, plugin);
+        auto fork_server = std::make_unique<ForkServerLauncher>(*server, plugin, config.trial.prepare_timeout);
         CS_RETURN_IF_ERROR(fork_server->StartServer());  // a plugin that cannot load fails the setup, once
         return std::unique_ptr<Launcher>(std::move(fork_server));
       });

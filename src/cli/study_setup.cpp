@@ -10,6 +10,22 @@
 #include "study/study_lock.hpp"
 
 namespace cleansweep {
+namespace {
+
+// Whether `folder` can be made (or, existing, written into): null, or why not, with the nearest
+// folder on the way that exists in `*existing`.
+const char* NotCreatableIn(const std::filesystem::path& folder, std::string* existing) {
+  std::error_code ec;
+  std::filesystem::path at = folder;
+  while (!at.empty() && !std::filesystem::exists(at, ec) && at != at.root_path()) at = at.parent_path();
+  *existing = at.string();
+  if (!std::filesystem::is_directory(at, ec)) return "not a folder";
+  if (::access(at.c_str(), W_OK) != 0) return "not writable";
+  return nullptr;
+}
+
+}  // namespace
+
 Result<PreparedStudy> PrepareStudy(const std::string& path, const std::vector<std::string>& sets, StudyMode mode,
                                    bool force) {
   PreparedStudy prepared;
@@ -35,16 +51,17 @@ Result<PreparedStudy> PrepareStudy(const std::string& path, const std::vector<st
   if (!program.ok()) return program.status().WithContext(path);
   const std::string& storage = config->study.storage;
   std::error_code ec;
-  // The nearest existing folder on the way to the study file must be a folder we can write into.
-  std::filesystem::path existing = std::filesystem::absolute(storage, ec).parent_path();
-  while (!existing.empty() && !std::filesystem::exists(existing, ec) && existing != existing.root_path()) {
-    existing = existing.parent_path();
+  std::string existing;
+  if (const char* why = NotCreatableIn(std::filesystem::absolute(storage, ec).parent_path(), &existing)) {
+    return Status::InvalidInput(path + ": study.storage: " + existing + " cannot hold the study file " + storage +
+                                " (" + why + "); choose another study.storage");
   }
-  if (!std::filesystem::is_directory(existing, ec) || ::access(existing.c_str(), W_OK) != 0) {
-    return Status::InvalidInput(path + ": study.storage: " + existing.string() + " cannot hold the study file " +
-                                storage + " (" +
-                                (std::filesystem::is_directory(existing, ec) ? "not writable" : "not a folder") +
-                                "); choose another study.storage");
+  // Checked on this node; a worker on another that cannot create a trial's folder stops the sweep.
+  const std::string trials_root = TrialsRoot(config->study);
+  if (const char* why = NotCreatableIn(trials_root, &existing)) {
+    return Status::InvalidInput(
+        path + ": " + (config->study.trials_dir.empty() ? "study.storage" : "study.trials_dir") + ": " + existing +
+        " cannot hold the trial folders " + trials_root + " (" + why + "); choose another study.trials_dir");
   }
   const bool exists = std::filesystem::exists(storage, ec);
   if (mode == StudyMode::kNew && exists) {

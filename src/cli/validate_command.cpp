@@ -27,6 +27,7 @@ int ValidateCommand(const ValidateArgs& args) {
   std::error_code ec;
   std::printf("\nstorage   %s%s\n", c.study.storage.c_str(),
               std::filesystem::exists(c.study.storage, ec) ? " (exists: run --resume continues it)" : "");
+  std::printf("trials in %s/<number>/\n", TrialsRoot(c.study).c_str());
   std::printf("sampler   %s (seed %llu)", c.sampler.kind.c_str(), static_cast<unsigned long long>(c.sampler.seed));
   if (const auto capacity = prepared->sampler->Capacity())
     std::printf(", %lld grid points", static_cast<long long>(*capacity));

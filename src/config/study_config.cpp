@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -50,7 +51,8 @@ Status ApplyOverride(const std::string& text, YAML::Node root, std::set<std::str
 Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out) {
   if (!node) return r.Error(node, "study", "missing: a config needs a `study:` section with at least a name");
   CS_RETURN_IF_ERROR(r.CheckKeys(
-      node, "study", {"name", "direction", "metric", "n_trials", "time_budget", "storage", "shard", "report_every"}));
+      node, "study",
+      {"name", "direction", "metric", "n_trials", "time_budget", "storage", "shard", "report_every", "trials_dir"}));
   if (!node["name"]) return r.Error(node, "study.name", "missing: every study needs a name");
   Result<std::string> name = r.String(node["name"], "study.name");
   if (!name.ok()) return name.status();
@@ -89,6 +91,12 @@ Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out
     if (!s.ok()) return s.status();
     if (s->empty()) return r.Error(node["storage"], "study.storage", "must be a file path");
     out->storage = *s;
+  }
+  if (node["trials_dir"]) {
+    Result<std::string> dir = r.String(node["trials_dir"], "study.trials_dir");
+    if (!dir.ok()) return dir.status();
+    if (dir->empty()) return r.Error(node["trials_dir"], "study.trials_dir", "must be a folder path");
+    out->trials_dir = *dir;
   }
   if (node["report_every"]) {
     Result<Millis> every = r.Duration(node["report_every"], "study.report_every");
@@ -268,7 +276,7 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
   CS_RETURN_IF_ERROR(
       r.CheckKeys(node, "trial",
                   {"command", "launcher", "timeout", "kill_grace", "prune_grace", "stop_grace", "log_limit_mb",
-                   "tail_lines", "env", "retries", "retry_on", "memory_limit", "gpu_clean_wait"}));
+                   "tail_lines", "env", "retries", "retry_on", "memory_limit", "gpu_clean_wait", "prepare_timeout"}));
   const YAML::Node command = node["command"];
   if (!command) return r.Error(node, "trial.command", "missing: the program to run, e.g. [python3, train.py]");
   if (command.IsScalar()) {
@@ -319,6 +327,12 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
     Result<Millis> t = r.Duration(node["gpu_clean_wait"], "trial.gpu_clean_wait");
     if (!t.ok()) return t.status();
     out->gpu_clean_wait = *t;
+  }
+  if (node["prepare_timeout"]) {
+    Result<Millis> t = r.Duration(node["prepare_timeout"], "trial.prepare_timeout");
+    if (!t.ok()) return t.status();
+    if (t->count() <= 0) return r.Error(node["prepare_timeout"], "trial.prepare_timeout", "must be longer than 0s");
+    out->prepare_timeout = *t;
   }
   if (node["stop_grace"]) {
     Result<Millis> t = r.Duration(node["stop_grace"], "trial.stop_grace");
@@ -448,6 +462,13 @@ Status ParseEnqueue(const YamlReader& r, const YAML::Node& node, const StudyConf
 }  // namespace
 
 const char* DirectionName(Direction direction) { return direction == Direction::kMaximize ? "maximize" : "minimize"; }
+
+std::string TrialsRoot(const StudyOptions& study) {
+  const std::filesystem::path storage = std::filesystem::absolute(study.storage);
+  const std::filesystem::path parent =
+      study.trials_dir.empty() ? storage.parent_path() : std::filesystem::absolute(study.trials_dir);
+  return (parent / storage.stem()).string() + ".trials";
+}
 
 Result<std::vector<std::string>> PlaceholdersIn(const std::string& word) {
   std::vector<std::string> names;

@@ -28,7 +28,12 @@ struct StudyOptions {  // study:
   std::string storage;                 // HDF5 study file; default results/<name>.h5
   Shard shard;                         // this run's part of the sweep (--shard K/N); storage gets "-shard-K-of-N"
   std::optional<Millis> report_every;  // rewrite the HTML report (<storage>.html) this often during a run
+  std::string trials_dir;              // where NAME.trials/ goes; empty: beside the study file
 };
+
+// The folder that holds the study's trial folders (<root>/<number>/), absolute:
+// <trials_dir or the study file's folder>/<study file name without .h5>.trials.
+std::string TrialsRoot(const StudyOptions& study);
 
 struct SamplerOptions {         // sampler:
   std::string kind = "random";  // random | grid | tpe | sobol | cmaes
@@ -77,9 +82,10 @@ struct TrialOptions {                            // trial:
   std::map<std::string, std::string> env;        // extra environment for every trial
   int retries = 0;                               // re-runs of a trial that ends in a retry_on state
   std::set<TrialState> retry_on = {TrialState::kCrash, TrialState::kTimeout};
-  std::int64_t memory_limit_bytes = 0;     // per-trial memory cap; 0: none
-  Millis stop_grace = Millis(10'000);      // at a graceful stop, running trials may finish within this
-  Millis gpu_clean_wait = Millis(30'000);  // how long a GPU may take to free an earlier trial's memory
+  std::int64_t memory_limit_bytes = 0;       // per-trial memory cap; 0: none
+  Millis stop_grace = Millis(10'000);        // at a graceful stop, running trials may finish within this
+  Millis gpu_clean_wait = Millis(30'000);    // how long a GPU may take to free an earlier trial's memory
+  Millis prepare_timeout = Millis(300'000);  // forkserver: loading the plugin and its prepare() may take this
 };
 
 struct WorkerOptions {  // workers:

@@ -23,6 +23,10 @@ Coordinator::Coordinator(const StudyConfig& config, Transport* transport, Sample
       progress_(progress),
       timing_(timing),
       workers_(static_cast<size_t>(transport->size())) {
+  // A worker's set-up includes loading the fork server's plugin, which may take that long.
+  if (config.trial.launcher == LauncherKind::kForkServer) {
+    timing_.setup_timeout = std::max(timing_.setup_timeout, config.trial.prepare_timeout + Millis(60'000));
+  }
   target_ = config.study.n_trials;
   pruner_ = MakePruner(config.pruner, config.study.direction);
   if (const auto capacity = sampler->Capacity(); capacity && *capacity < target_) target_ = *capacity;
@@ -270,7 +274,19 @@ Status Coordinator::Handle(const Envelope& envelope) {
     return RecordReport(envelope.source, report->value);
   }
   if (const auto* result = std::get_if<ResultMsg>(&envelope.message)) {
-    return RecordResult(envelope.source, result->record);
+    CS_RETURN_IF_ERROR(RecordResult(envelope.source, result->record));
+    if (result->worker_fault.empty() || !summary_.worker_fault.empty()) return Status::Ok();
+    // A worker that cannot start trials (its disk, its process table) would turn every trial it
+    // gets into the same failure: stop the sweep instead, letting running trials finish.
+    const WorkerSlot& slot = workers_[static_cast<size_t>(envelope.source)];
+    summary_.worker_fault = "worker rank " + std::to_string(envelope.source) + " on " + slot.host +
+                            " cannot start trials: " + result->worker_fault;
+    progress_->Message("error: " + summary_.worker_fault + "; stopping the sweep (running trials get " +
+                       FormatDuration(config_.trial.stop_grace) + " to finish)");
+    if (stopping_) return Status::Ok();
+    stopping_ = true;
+    return StopAll(StopMsg{"worker rank " + std::to_string(envelope.source) + " cannot start trials",
+                           config_.trial.stop_grace.count(), false});
   }
   return Status::RuntimeError(std::string("unexpected '") + TagName(TagOf(envelope.message)) + "' message from rank " +
                               std::to_string(envelope.source));

@@ -33,6 +33,7 @@ struct RunSummary {
   std::optional<TrialRecord> best;
   bool budget_reached = false;
   bool interrupted = false;         // a stop request ended the run early; `cleansweep resume` continues it
+  std::string worker_fault;         // set when a worker could not start trials, which stopped the sweep
   std::vector<double> commit_ms;    // how long each group commit (one flush of the store) took
   std::int64_t committed_rows = 0;  // trial rows those commits made durable
 };

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -30,6 +32,23 @@ using TrialMain = int (*)(int, char**);
 using Prepare = int (*)();
 constexpr int kPluginVersion = 1;
 
+// A number from /proc/self/status ("VmData:", "VmRSS:"), in KiB, or 0.
+std::int64_t StatusKb(const char* field) {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  std::int64_t kb = 0;
+  const size_t length = std::strlen(field);
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, field, length) == 0) {
+      kb = std::strtoll(line + length, nullptr, 10);
+      break;
+    }
+  }
+  std::fclose(f);
+  return kb;
+}
+
 // The cloned child: becomes the trial, as ExecTrial in spawn_launcher.cpp does, then runs the
 // plugin instead of exec'ing a program. This process is single-threaded, so unlike there the
 // child may allocate.
@@ -41,7 +60,9 @@ constexpr int kPluginVersion = 1;
   ends.control_fd = fds[2].get();
   ends.error_fd = fds[3].get();
   ends.cgroup_fd = request.has_cgroup ? fds[4].get() : -1;
-  ends.memory_limit = request.memory_limit;
+  // RLIMIT_DATA counts the data the trial inherited (the loaded plugin, what prepare() made): the
+  // limit is on top of it, so that trial.memory_limit caps what the trial itself allocates.
+  ends.memory_limit = request.memory_limit > 0 ? request.memory_limit + StatusKb("VmData:") * 1024 : 0;
   rlimit files{};
   ::getrlimit(RLIMIT_NOFILE, &files);
   BecomeTrial(ends, request.parent, static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536)));
@@ -163,13 +184,14 @@ int RunForkServer(int socket, const std::string& plugin, CommandLineArea command
       (void)SendMessage(socket, std::to_string(-EINVAL));
       continue;
     }
-    std::fflush(nullptr);  // nothing buffered may be written twice
+    std::fflush(nullptr);                               // nothing buffered may be written twice
+    const std::int64_t shared_kb = StatusKb("VmRSS:");  // resident now: the child starts sharing it
     // CLONE_PARENT: the worker is the child's parent, so it reaps it, reads its rusage and is
     // signalled by its exit as for a spawned trial, and the child outlives this server.
     const long pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
     if (pid == 0) RunTrial(request, fds, trial_main, command_line);
-    const int reply = pid > 0 ? static_cast<int>(pid) : -errno;
-    if (!SendMessage(socket, std::to_string(reply)).ok()) return 0;  // the worker is gone
+    const std::string reply = pid > 0 ? std::to_string(pid) + " " + std::to_string(shared_kb) : std::to_string(-errno);
+    if (!SendMessage(socket, reply).ok()) return 0;  // the worker is gone
   }
 }
 

@@ -1,6 +1,7 @@
 #include "launch/fork_server_launcher.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -21,14 +22,28 @@
 namespace cleansweep {
 namespace {
 
-constexpr int kServerSocketFd = 3;       // where the server finds its end of the socket
-constexpr int kReplyTimeoutMs = 60'000;  // a fork takes milliseconds; a minute means it hangs
+constexpr int kServerSocketFd = 3;  // where the server finds its end of the socket
+// A fork takes milliseconds (a second for a server of a hundred GB): this long means it hangs.
+constexpr Millis kReplyTimeout(20'000);
+constexpr Millis kLoadingNote(10'000);  // a prepare() this slow is worth a line, once
 
 std::string DescribeStatus(int status) {
   if (WIFSIGNALED(status))
     return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + ::strsignal(WTERMSIG(status)) +
            ")";
   return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+// The state letter of `pid` in /proc (R, S, D, T, Z, ...), or 0 when it cannot be read.
+char ProcessState(pid_t pid) {
+  char buf[512];
+  UniqueFd fd(::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
+  const ssize_t n = fd.valid() ? ReadRetry(fd.get(), buf, sizeof buf - 1) : -1;
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  const char* after_name = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
+  char state = 0;
+  return after_name && std::sscanf(after_name + 1, " %c", &state) == 1 ? state : 0;
 }
 
 }  // namespace
@@ -39,6 +54,33 @@ ForkServerLauncher::ForkServerLauncher(std::string server, std::string plugin, M
 ForkServerLauncher::~ForkServerLauncher() {
   socket_.Reset();  // EOF: the server returns
   if (server_pid_ > 0) (void)BuryServer();
+}
+
+std::string ForkServerLauncher::Await(Millis timeout, std::string* text) {
+  const auto start = std::chrono::steady_clock::now();
+  bool noted = text->empty();  // a non-empty text asks for the loading note
+  text->clear();
+  for (;;) {
+    pollfd p{socket_.get(), POLLIN, 0};
+    const int ready = RetryOnEintr([&] { return ::poll(&p, 1, 100); });
+    if (ready > 0) {
+      const Status got = ReceiveMessage(socket_.get(), 0, text);
+      return got.ok() ? "" : got.message();
+    }
+    if (ready < 0) return std::string("poll: ") + std::strerror(errno);
+    const Millis waited = std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now() - start);
+    // A stopped server (SIGSTOP, SIGTSTP) answers nothing until it is continued: do not wait for it.
+    if (ProcessState(server_pid_) == 'T') return "is stopped (SIGSTOP or SIGTSTP)";
+    if (waited >= timeout) return "did not answer within " + FormatDuration(timeout);
+    if (!noted && waited >= kLoadingNote) {
+      noted = true;
+      std::fprintf(stderr,
+                   "cleansweep: note: the fork server (pid %d) has been loading %s and running its "
+                   "cleansweep_trial_prepare() for %s; trial.prepare_timeout is %s\n",
+                   static_cast<int>(server_pid_), plugin_.c_str(), FormatDuration(waited).c_str(),
+                   FormatDuration(timeout).c_str());
+    }
+  }
 }
 
 std::string ForkServerLauncher::BuryServer() {
@@ -55,7 +97,11 @@ std::string ForkServerLauncher::BuryServer() {
   } else if (r == server_pid_) {
     how = DescribeStatus(status);
   }
+  // What prepare() started goes with it: what stayed in the server's process group, then what
+  // left the group and came back to this worker when the server died.
+  ::kill(-server_pid_, SIGKILL);
   ForgetHelperChild(server_pid_);
+  KillStrayChildren();
   server_pid_ = -1;
   socket_.Reset();
   return how;
@@ -106,12 +152,14 @@ Status ForkServerLauncher::StartServer() {
   server_pid_ = pid;
   KeepHelperChild(pid);
   socket_ = std::move(ours);
-  std::string hello;
-  const Status got = ReceiveMessage(socket_.get(), static_cast<int>(load_timeout_.count()), &hello);
-  if (got.ok() && hello == "ready") return Status::Ok();
+  std::string hello = "note";  // print a note should loading be slow
+  const std::string silent = Await(load_timeout_, &hello);
+  if (silent.empty() && hello == "ready") return Status::Ok();
   std::string why;
-  if (!got.ok()) {
-    why = got.message() + " while loading the plugin";
+  if (!silent.empty()) {
+    why = "it " + silent +
+          " while loading the plugin and running its cleansweep_trial_prepare() (trial.prepare_timeout " + "is " +
+          FormatDuration(load_timeout_) + "); the server was killed";
   } else if (hello.rfind("error: ", 0) == 0) {
     why = hello.substr(7);
   } else {
@@ -125,7 +173,7 @@ Status ForkServerLauncher::StartServer() {
                               ": " + why);
 }
 
-Result<pid_t> ForkServerLauncher::Fork(const LaunchSpec& spec, const ChildEnds& ends) {
+Result<StartedChild> ForkServerLauncher::Fork(const LaunchSpec& spec, const ChildEnds& ends) {
   ForkRequest request;
   request.argv = spec.argv;
   request.env = TrialEnvironment(spec.env);
@@ -140,18 +188,21 @@ Result<pid_t> ForkServerLauncher::Fork(const LaunchSpec& spec, const ChildEnds& 
   for (int attempt = 0; attempt < 2; ++attempt) {
     CS_RETURN_IF_ERROR(StartServer());
     std::string reply;
-    Status sent = SendForkRequest(socket_.get(), request, fds);
-    if (sent.ok()) sent = ReceiveMessage(socket_.get(), kReplyTimeoutMs, &reply);
-    if (sent.ok() && !reply.empty()) {
-      const long value = std::strtol(reply.c_str(), nullptr, 10);
-      if (value > 0) return static_cast<pid_t>(value);
+    const Status sent = SendForkRequest(socket_.get(), request, fds);
+    const std::string silent = sent.ok() ? Await(kReplyTimeout, &reply) : "";  // alive, but no answer
+    if (sent.ok() && silent.empty() && !reply.empty()) {
+      char* rest = nullptr;
+      const long value = std::strtol(reply.c_str(), &rest, 10);
+      if (value > 0) return StartedChild{static_cast<pid_t>(value), std::strtoll(rest, nullptr, 10)};
       return Status::RuntimeError("the fork server could not fork the trial: " +
                                   std::string(std::strerror(static_cast<int>(-value))));
     }
-    // No answer: the server died (or hangs). Whatever it took with it, the next one starts clean.
-    if (server_pid_ > 0 && !sent.ok()) ::kill(server_pid_, SIGKILL);
+    // No answer: the server died, hangs or is stopped. Whatever it took with it, the next one
+    // starts clean; the trial is started there, its time counted from then.
     const pid_t pid = server_pid_;
-    death = BuryServer();
+    if (!sent.ok() || !silent.empty()) ::kill(server_pid_, SIGKILL);  // a stopped process dies of it too
+    const std::string buried = BuryServer();
+    death = silent.empty() ? buried : silent + ", killed";
     server_died_ = true;
     std::fprintf(stderr, "cleansweep: warning: the fork server (pid %d, %s) %s; starting a new one\n",
                  static_cast<int>(pid), plugin_.c_str(), death.c_str());

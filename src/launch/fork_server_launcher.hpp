@@ -18,7 +18,8 @@ namespace cleansweep {
 
 class ForkServerLauncher : public Launcher {
  public:
-  // `server`: the cleansweep-forkserver executable; `plugin`: the trial plugin it loads.
+  // `server`: the cleansweep-forkserver executable; `plugin`: the trial plugin it loads;
+  // `load_timeout`: how long loading it and its prepare() may take (trial.prepare_timeout).
   ForkServerLauncher(std::string server, std::string plugin, Millis load_timeout = Millis(300'000));
   ~ForkServerLauncher() override;  // closes the server's socket; it exits, and is reaped
   ForkServerLauncher(const ForkServerLauncher&) = delete;
@@ -34,8 +35,12 @@ class ForkServerLauncher : public Launcher {
   const std::string& plugin() const { return plugin_; }
 
  private:
-  Result<pid_t> Fork(const LaunchSpec& spec, const ChildEnds& ends);
-  // Reaps a server that is gone (or kills it) and says how it ended.
+  Result<StartedChild> Fork(const LaunchSpec& spec, const ChildEnds& ends);
+  // Waits for the server's next message into *text: "" when it came, else why not (no answer
+  // within `timeout`, the server is stopped). A non-empty *text asks for a note on stderr
+  // should the wait pass 10 s (loading a plugin).
+  std::string Await(Millis timeout, std::string* text);
+  // Reaps a server that is gone (or kills it), kills what it started, and says how it ended.
   std::string BuryServer();
 
   std::string server_;

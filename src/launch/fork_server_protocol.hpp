@@ -2,7 +2,8 @@
 // server it started (fork_server_launcher.hpp; the server is fork_server.hpp):
 //   server -> worker, once:  "ready" when the plugin loaded, or "error: <what>" and exit.
 //   worker -> server:        a ForkRequest, with the trial's pipe ends as SCM_RIGHTS.
-//   server -> worker:        the child's pid, or -errno when clone failed.
+//   server -> worker:        "PID RSS_KB": the child's pid and the server's resident memory
+//                            when it forked (what the child shares), or "-errno" when clone failed.
 // The child is cloned with CLONE_PARENT: it is the worker's child, not the server's.
 #pragma once
 

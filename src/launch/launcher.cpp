@@ -28,8 +28,8 @@ bool ShowsHostOom(const std::string& output) {
 void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop_state, const std::string& stop_reason,
                      const MemoryCap& memory, TrialOutcome* o) {
   const std::int64_t limit = memory.limit_bytes;
-  const bool at_limit =
-      limit > 0 && (memory.oom_kills > 0 || ShowsHostOom(o->output_tail) || o->peak_rss_kb * 1024 >= limit * 9 / 10);
+  const bool at_limit = limit > 0 && (memory.oom_kills > 0 || ShowsHostOom(o->output_tail) ||
+                                      (o->peak_rss_kb - memory.inherited_kb) * 1024 >= limit * 9 / 10);
   const std::string limit_text =
       limit > 0 ? " (trial.memory_limit " + FormatByteSize(limit) + ", as " + memory.how + ")" : "";
   o->value = reports.final_value();

@@ -70,7 +70,8 @@ class Launcher {
  public:
   virtual ~Launcher() = default;
   // Starts the trial. A trial that cannot start (exec failure) is returned already finished
-  // with state FAIL and the reason; only a broken worker (no pipes, no memory) is an error.
+  // with state FAIL and the reason; a worker that cannot start trials (no trial folder, no
+  // pipes, no fork) returns an error, and the sweep stops.
   virtual Result<std::unique_ptr<TrialProcess>> Start(const LaunchSpec& spec) = 0;
 };
 
@@ -79,6 +80,9 @@ struct MemoryCap {
   std::int64_t limit_bytes = 0;  // 0: none
   std::string how;               // "RLIMIT_DATA" or "cgroup v2 memory.max"
   std::int64_t oom_kills = 0;    // kills by the kernel's OOM killer in the trial's cgroup
+  // Resident memory the trial shared with the fork server at birth (its loaded plugin and what
+  // prepare() made), KiB: in its peak RSS, but not its own use, so not charged to the limit.
+  std::int64_t inherited_kb = 0;
 };
 
 // Decides the state of a trial from how it ended; see docs/trial-protocol.md for the rules.

@@ -1,6 +1,7 @@
 #include "launch/output_capture.hpp"
 
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -24,7 +25,8 @@ void OutputCapture::Write(const char* data, size_t size) {
   total_ += static_cast<std::int64_t>(size);
   if (written_ < limit_) {
     const auto n = static_cast<size_t>(std::min<std::int64_t>(limit_ - written_, static_cast<std::int64_t>(size)));
-    if (WriteAll(fd_.get(), data, n)) written_ += static_cast<std::int64_t>(n);
+    WriteToFile(data, n);
+    written_ += static_cast<std::int64_t>(n);  // counted as written even when it failed: the tail has it
   }
   tail_.append(data, size);
   if (tail_.size() > 2 * kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
@@ -39,10 +41,27 @@ void OutputCapture::Close() {
     const std::string marker = "\n[cleansweep: log limit reached, " +
                                std::to_string(dropped - static_cast<std::int64_t>(keep)) + " bytes omitted; the last " +
                                std::to_string(keep) + " bytes follow]\n";
-    WriteAll(fd_.get(), marker.data(), marker.size());
-    WriteAll(fd_.get(), tail_.data() + tail_.size() - keep, keep);
+    WriteToFile(marker.data(), marker.size());
+    WriteToFile(tail_.data() + tail_.size() - keep, keep);
   }
-  fd_.Reset();
+  // A network file system may report a failed write only here.
+  if (::close(fd_.release()) != 0 && write_error_.empty()) {
+    write_error_ = "log.txt is incomplete: closing it failed (" + std::string(std::strerror(errno)) + ")";
+  }
+}
+
+void OutputCapture::WriteToFile(const char* data, size_t size) {
+  while (size > 0 && write_error_.empty()) {
+    const ssize_t w = RetryOnEintr([&] { return ::write(fd_.get(), data, size); });
+    if (w <= 0) {
+      write_error_ = "log.txt is incomplete: writing it failed after " + std::to_string(file_bytes_) + " bytes (" +
+                     (w == 0 ? std::string("no progress") : std::strerror(errno)) + ")";
+      return;
+    }
+    data += w;
+    size -= static_cast<size_t>(w);
+    file_bytes_ += w;
+  }
 }
 
 std::string OutputCapture::TailLines() const {

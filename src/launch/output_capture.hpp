@@ -24,15 +24,21 @@ class OutputCapture {
 
   // The last `tail_lines` lines, each cut to kMaxLineBytes bytes (whole characters).
   std::string TailLines() const;
-  std::int64_t total_bytes() const { return total_; }
+  // Empty, or why the log file is incomplete ("log.txt is incomplete: writing it failed after N
+  // bytes (No space left on device)"): the first failed write ends writing; the tail is still kept.
+  const std::string& write_error() const { return write_error_; }
 
  private:
+  void WriteToFile(const char* data, size_t size);
+
   UniqueFd fd_;
   std::int64_t limit_ = 0;
   int tail_lines_ = 0;
-  std::int64_t written_ = 0;  // bytes in the file's head part
-  std::int64_t total_ = 0;    // bytes seen
-  std::string tail_;          // the last kTailBytes..2*kTailBytes bytes seen
+  std::int64_t written_ = 0;     // bytes in the file's head part
+  std::int64_t total_ = 0;       // bytes seen
+  std::string tail_;             // the last kTailBytes..2*kTailBytes bytes seen
+  std::int64_t file_bytes_ = 0;  // bytes in the file
+  std::string write_error_;
 };
 
 }  // namespace cleansweep

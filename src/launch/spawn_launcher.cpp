@@ -190,9 +190,8 @@ struct ChildSetup {
 
 class SpawnedTrial : public TrialProcess {
  public:
-  SpawnedTrial(const LaunchSpec& spec, OutputCapture capture)
-      : spec_(spec), capture_(std::move(capture)), started_(Clock::now()) {
-    outcome_.start_time = UnixNow();
+  SpawnedTrial(const LaunchSpec& spec, OutputCapture capture) : spec_(spec), capture_(std::move(capture)) {
+    outcome_.start_time = UnixNow();  // again once the process exists
   }
   int ProcessGroup() const override { return static_cast<int>(pid_); }
   ~SpawnedTrial() override {
@@ -229,7 +228,8 @@ class SpawnedTrial : public TrialProcess {
   OutputCapture capture_;
   ReportParser reports_;
   TrialOutcome outcome_;
-  Clock::time_point started_;
+  Clock::time_point started_;          // its timeout counts from here: the process exists
+  std::int64_t inherited_rss_kb_ = 0;  // StartedChild
   std::optional<Clock::time_point> term_sent_;
   std::optional<Clock::time_point> prune_deadline_;
   std::string prune_reason_;
@@ -260,13 +260,17 @@ Status SpawnedTrial::Spawn(const ChildStarter& start, UniqueFd* out_w, UniqueFd*
   ends.error_fd = error_w.get();
   ends.cgroup_fd = cgroup_ ? cgroup_->procs_fd() : -1;
   ends.memory_limit = cgroup_ && cgroup_->memory_limited() ? 0 : spec_.memory_limit_bytes;
-  Result<pid_t> pid = start(ends);
+  Result<StartedChild> child = start(ends);
   out_w->Reset();  // the child holds the write ends now; we must not, or EOF never comes
   report_w->Reset();
   control_r->Reset();
   error_w.Reset();
-  if (!pid.ok()) return pid.status();
-  pid_ = *pid;
+  if (!child.ok()) return child.status();
+  // Its time starts now, not before a fork server that may have kept us waiting.
+  started_ = Clock::now();
+  outcome_.start_time = UnixNow();
+  pid_ = child->pid;
+  inherited_rss_kb_ = child->inherited_rss_kb;
   ::setpgid(pid_, pid_);  // also here, so a kill(-pid) right away cannot miss
   TrackGroup(pid_);
   int exec_errno = 0;
@@ -412,6 +416,7 @@ void SpawnedTrial::Reap(int status, const rusage& usage, std::vector<StepReport>
   MemoryCap memory;
   memory.limit_bytes = spec_.memory_limit_bytes;
   memory.how = cgroup_ && cgroup_->memory_limited() ? "cgroup v2 memory.max" : "RLIMIT_DATA";
+  memory.inherited_kb = inherited_rss_kb_;
   if (cgroup_) {  // the kernel knows the whole tree: wait for it to be gone, reaping what comes back to us
     for (int i = 0; i < 200; ++i) {
       ReapStrayZombies();
@@ -446,6 +451,9 @@ void SpawnedTrial::Reap(int status, const rusage& usage, std::vector<StepReport>
     stop_reason_ = prune_reason_;
   }
   ClassifyOutcome(reports_, stop_state_, stop_reason_, memory, &outcome_);
+  if (!capture_.write_error().empty()) {  // the outcome stands; the user learns the log is short
+    outcome_.reason += (outcome_.reason.empty() ? "" : "; ") + capture_.write_error();
+  }
 }
 
 void SpawnedTrial::Poll(Millis max_wait, std::vector<StepReport>* steps) {
@@ -568,6 +576,7 @@ void SpawnLauncher::KillRunningTrials() {
 }
 
 void KeepHelperChild(pid_t pid) {
+  TellGuard(pid);
   for (auto& slot : g_helpers) {
     pid_t empty = 0;
     if (slot.compare_exchange_strong(empty, pid)) return;
@@ -575,11 +584,14 @@ void KeepHelperChild(pid_t pid) {
 }
 
 void ForgetHelperChild(pid_t pid) {
+  TellGuard(-pid);
   for (auto& slot : g_helpers) {
     pid_t expected = pid;
     if (slot.compare_exchange_strong(expected, 0)) return;
   }
 }
+
+void KillStrayChildren() { SweepStrays(); }
 
 Result<std::unique_ptr<TrialProcess>> StartChildTrial(const LaunchSpec& spec, const ChildStarter& start) {
   std::error_code ec;
@@ -611,7 +623,10 @@ Result<std::unique_ptr<TrialProcess>> StartChildTrial(const LaunchSpec& spec, co
 }
 
 Result<std::unique_ptr<TrialProcess>> SpawnLauncher::Start(const LaunchSpec& spec) {
-  return StartChildTrial(spec, [&spec](const ChildEnds& ends) { return ForkExec(spec, ends); });
+  return StartChildTrial(spec, [&spec](const ChildEnds& ends) -> Result<StartedChild> {
+    CS_ASSIGN_OR_RETURN(const pid_t pid, ForkExec(spec, ends));
+    return StartedChild{pid, 0};
+  });
 }
 
 }  // namespace cleansweep

@@ -40,18 +40,30 @@ class SpawnLauncher : public Launcher {
   static void KillRunningTrials();
 };
 
+// A trial's process, just started.
+struct StartedChild {
+  pid_t pid = -1;
+  std::int64_t inherited_rss_kb = 0;  // resident memory shared with a fork server at birth (MemoryCap)
+};
+
 // Starts the process of one trial, which must be a child of this process (fork, or clone with
-// CLONE_PARENT from a helper of ours), in a process group of its own; returns its pid.
-using ChildStarter = std::function<Result<pid_t>(const ChildEnds&)>;
+// CLONE_PARENT from a helper of ours), in a process group of its own.
+using ChildStarter = std::function<Result<StartedChild>(const ChildEnds&)>;
 
 // What every launcher shares: makes the trial folder, its log, its cgroup and its pipes, calls
 // `start`, then watches the child as SpawnLauncher watches its own (timeout, limits, classification).
 Result<std::unique_ptr<TrialProcess>> StartChildTrial(const LaunchSpec& spec, const ChildStarter& start);
 
-// A helper child of this process that is not a trial (a fork server): the sweep of stray children
-// leaves it alone. At most 8 at a time.
+// A helper child of this process that is not a trial (a fork server), leader of its own process
+// group: the sweep of stray children leaves it alone, and the guard kills its group (with what it
+// started) should this process die. At most 8 at a time.
 void KeepHelperChild(pid_t pid);
 void ForgetHelperChild(pid_t pid);
+
+// Kills (SIGKILL) and reaps every child of this process that is neither a running trial, a helper
+// nor the guard, with their process groups, until none is left: what a dead helper left behind
+// comes back here (AdoptOrphans). Does nothing unless AdoptOrphans() succeeded.
+void KillStrayChildren();
 
 // The environment a trial inherits from the worker: ours minus the MPI launcher's variables
 // (OMPI_*, PMIX_*, PMI_*), so that a trial that uses MPI itself does not join our job; then `extra`.

@@ -72,9 +72,12 @@ struct ReportMsg {
 
 struct ResultMsg {
   TrialRecord record;
+  // Set when the worker could not start the trial for a cause of its own (the trial folder or log
+  // cannot be made, no fork): the trial never ran (INTERRUPTED), and the next would fare the same.
+  std::string worker_fault;
   template <class A>
   void serialize(A& ar) {
-    ar(record);
+    ar(record, worker_fault);
   }
 };
 

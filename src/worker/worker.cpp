@@ -280,22 +280,25 @@ Status Worker::RunTrial(const AssignMsg& assign) {
                       ", which reached the trial too (the batch system signals every process of a job)";
     }
   } else {
-    record.state = TrialState::kFail;
-    record.reason = "the worker could not start the trial: " + started.status().message();
+    // Not the trial's doing, and the next trial would meet it too: the sweep stops (not a stream
+    // of FAILs), the trial runs again when the study resumes.
+    record.state = TrialState::kInterrupted;
+    record.reason = "not started: " + started.status().message();
     record.start_time = record.end_time =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return SendResult(assign, std::move(record), started.status().message());
   }
   return SendResult(assign, std::move(record));
 }
 
-Status Worker::SendResult(const AssignMsg& assign, TrialRecord record) {
+Status Worker::SendResult(const AssignMsg& assign, TrialRecord record, std::string worker_fault) {
   record.number = assign.number;
   record.params = assign.params;
   record.attempt = assign.attempt;
   record.worker = transport_->rank();
   record.host = identity_.host;
   record.gpu = gpu_;
-  return transport_->Send(0, ResultMsg{std::move(record)});
+  return transport_->Send(0, ResultMsg{std::move(record), std::move(worker_fault)});
 }
 
 Status Worker::Run() {

@@ -53,7 +53,8 @@ class Worker {
  private:
   Status SetUp(const SetupMsg& setup);
   Status RunTrial(const AssignMsg& assign);
-  Status SendResult(const AssignMsg& assign, TrialRecord record);  // adds who ran it, sends it to rank 0
+  // Adds who ran it and sends it to rank 0; `worker_fault`: why this worker cannot start trials.
+  Status SendResult(const AssignMsg& assign, TrialRecord record, std::string worker_fault = "");
   bool GpuIsClean(TrialRecord* record);
   void SampleGpu(int process_group, TrialRecord* record, double* device_peak);
   LaunchSpec SpecFor(const AssignMsg& assign) const;

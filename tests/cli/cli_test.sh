@@ -49,6 +49,14 @@ expect 0 "results/fashion-quick.h5 (exists: run --resume continues it)" "$bin/cl
 # A shard: its part of the trials and its own file.
 expect 0 "shard     2/5: 2 of the 12 trials" "$bin/cleansweep" validate configs/quickstart.yaml --set study.shard=2/5
 expect 0 "storage   results/fashion-quick-shard-2-of-5.h5$" "$bin/cleansweep" validate configs/quickstart.yaml --set study.shard=2/5
+expect 0 "trials in $PWD/results/fashion-quick-shard-2-of-5.trials/<number>/$" \
+  "$bin/cleansweep" validate configs/quickstart.yaml --set study.shard=2/5
+# study.trials_dir: the trial folders elsewhere, in a folder of the study's own; one that cannot
+# be made is bad input, named.
+expect 0 "trials in /tmp/elsewhere/fashion-quick.trials/<number>/$" \
+  "$bin/cleansweep" validate configs/quickstart.yaml --set study.trials_dir=/tmp/elsewhere
+expect 2 "study.trials_dir: $PWD/results/fashion-quick.h5 cannot hold the trial folders .*(not a folder); choose another study.trials_dir" \
+  "$bin/cleansweep" validate configs/quickstart.yaml --set study.trials_dir=results/fashion-quick.h5/sub
 expect 2 "error: --set study.shard: shard '5/5': K counts from 0" \
   "$bin/cleansweep" validate configs/quickstart.yaml --set study.shard=5/5
 

@@ -1,5 +1,6 @@
 #include "config/study_config.hpp"
 
+#include <filesystem>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -71,6 +72,22 @@ TEST(StudyConfig, DefaultStorageFollowsTheName) {
   Result<StudyConfig> config = LoadConfigText(GoodWith(", storage: out/demo.h5", ""), "cfg.yaml");
   ASSERT_TRUE(config.ok());
   EXPECT_EQ(config->study.storage, "results/demo.h5");
+}
+
+TEST(StudyConfig, TrialFoldersGoBesideTheStudyFileOrUnderTrialsDir) {
+  Result<StudyConfig> beside = LoadConfigText(kGood, "cfg.yaml");
+  ASSERT_TRUE(beside.ok());
+  EXPECT_EQ(TrialsRoot(beside->study), (std::filesystem::current_path() / "out/demo.trials").string());
+  Result<StudyConfig> moved =
+      LoadConfigText(GoodWith("storage: out/demo.h5", "storage: out/demo.h5, trials_dir: /scratch/me"), "cfg.yaml");
+  ASSERT_TRUE(moved.ok()) << moved.status().message();
+  EXPECT_EQ(TrialsRoot(moved->study), "/scratch/me/demo.trials");  // a folder of its own in there
+  // Shards keep apart: the shard's file name carries its tag, and so does its trial folder.
+  Result<StudyConfig> shard = LoadConfigText(kGood, "cfg.yaml", {"study.trials_dir=/scratch/me", "study.shard=2/4"});
+  ASSERT_TRUE(shard.ok()) << shard.status().message();
+  EXPECT_EQ(TrialsRoot(shard->study), "/scratch/me/demo-shard-2-of-4.trials");
+  EXPECT_EQ(ErrorOf(GoodWith("storage: out/demo.h5", "storage: out/demo.h5, trials_dir: ''")),
+            "cfg.yaml:1:107: study.trials_dir: must be a folder path");
 }
 
 TEST(StudyConfig, OverridesReplaceValuesAndAreStored) {

@@ -376,6 +376,32 @@ TEST(CoordinatorShards, ModelBasedShardsAreIndependentSearchesOfTheirShare) {
   EXPECT_NE(*parts[0].begin(), *parts[1].begin());  // different seeds, different first proposals
 }
 
+TEST(Coordinator, AWorkerThatCannotStartTrialsStopsTheSweepInsteadOfFailingThemAll) {
+  Sweep sweep(Config("{name: c, n_trials: 40, direction: maximize}", "{kind: random, seed: 3}"), 2);
+  sweep.launcher().fail_start_from = 5;  // the trial folders' disk turns read-only after four trials
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_NE(summary->worker_fault.find("cannot start trials: /tmp/unused.trials/"), std::string::npos)
+      << summary->worker_fault;
+  EXPECT_NE(summary->worker_fault.find("Read-only file system"), std::string::npos);
+  EXPECT_NE(sweep.progress_text.find("error: worker rank"), std::string::npos) << sweep.progress_text;
+  const auto& trials = sweep.store()->trials;
+  std::int64_t complete = 0, not_started = 0;
+  for (const TrialRecord& r : trials) {
+    EXPECT_NE(r.state, TrialState::kFail) << r.reason;  // no stream of FAILs
+    if (r.state == TrialState::kComplete) ++complete;
+    if (r.state == TrialState::kInterrupted) {
+      EXPECT_EQ(r.reason.rfind("not started: /tmp/unused.trials/", 0), 0u) << r.reason;
+      ++not_started;
+    }
+  }
+  EXPECT_EQ(complete, 4);
+  EXPECT_GE(not_started, 1);
+  EXPECT_LE(not_started, 2);  // one per worker at most: nothing is handed out after the first
+  EXPECT_EQ(static_cast<std::int64_t>(trials.size()), complete + not_started);
+}
+
 TEST(Coordinator, TrialsGetTheProtocolEnvironment) {
   Sweep sweep(Config("{name: c, n_trials: 1}", "{kind: random}"), 1);
   const SystemClock clock;

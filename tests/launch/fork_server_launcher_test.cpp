@@ -7,14 +7,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "launch/spawn_launcher.hpp"
 #include "support/temp_dir.hpp"
 
 namespace cleansweep {
@@ -151,6 +156,93 @@ TEST_F(ForkServerLauncherTest, APrepareHookThatFailsStopsTheServerWithItsCode) {
   ::unsetenv("TOY_PREPARE_FAILS");
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("cleansweep_trial_prepare() returned 7"), std::string::npos) << status.message();
+}
+
+// Environment variables for the servers a test starts (they inherit the worker's environment).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+bool Alive(pid_t pid) {  // a zombie counts as gone
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+TEST_F(ForkServerLauncherTest, APrepareThatHangsEndsAtThePrepareTimeoutWithThePluginNamed) {
+  const ScopedEnv hang("TOY_PREPARE_SLEEP", "600");
+  ForkServerLauncher launcher(FORK_SERVER, TOY_PLUGIN, Millis(300));
+  const Status status = launcher.StartServer();
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(), std::string("trial.launcher forkserver: the fork server (") + FORK_SERVER +
+                                  ") could not load " + TOY_PLUGIN +
+                                  ": it did not answer within 300ms while loading the plugin and running its "
+                                  "cleansweep_trial_prepare() (trial.prepare_timeout is 300ms); the server was killed");
+  EXPECT_EQ(launcher.server_pid(), -1);
+}
+
+TEST_F(ForkServerLauncherTest, WhatPrepareStartedDiesWithTheServer) {
+  ASSERT_TRUE(SpawnLauncher::AdoptOrphans().ok());  // as a worker does
+  const std::string pids_file = dir_.File("prepare-pids");
+  std::vector<pid_t> pids;
+  {
+    const ScopedEnv children("TOY_PREPARE_CHILDREN", pids_file);
+    ForkServerLauncher launcher(FORK_SERVER, TOY_PLUGIN);
+    ASSERT_TRUE(launcher.StartServer().ok());
+    for (int i = 0; i < 200 && pids.size() < 2; ++i) {  // the sleepers write their pids themselves
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      pids.clear();
+      std::ifstream in(pids_file);
+      for (pid_t pid; in >> pid;) pids.push_back(pid);
+    }
+    ASSERT_EQ(pids.size(), 2u);
+    for (pid_t pid : pids) EXPECT_TRUE(Alive(pid));
+    EXPECT_EQ(RunToEnd(Spec("ok", 1, R"({"x": 0.3, "n": 4})")).state, TrialState::kComplete);
+    for (pid_t pid : pids) EXPECT_TRUE(Alive(pid)) << "a trial's end killed the server's helpers";
+  }  // the worker is done with the server
+  for (pid_t pid : pids) EXPECT_FALSE(Alive(pid)) << pid << " (started by prepare()) outlived its server";
+}
+
+// A data set loaded by prepare() is shared by every forked trial: it is in a trial's peak RSS,
+// but trial.memory_limit caps what the trial itself allocates.
+TEST_F(ForkServerLauncherTest, MemoryPreparedBeforeTheForkIsNotChargedToTheTrial) {
+  const ScopedEnv ballast("TOY_PREPARE_MB", "256");
+  ForkServerLauncher launcher(FORK_SERVER, TOY_PLUGIN);
+  const auto run = [&](const std::string& mode, int number) {
+    LaunchSpec spec = Spec(mode, number, R"({"x": 0.3, "n": 4})");
+    spec.memory_limit_bytes = 128 << 20;  // half of what the server holds
+    Result<std::unique_ptr<TrialProcess>> trial = launcher.Start(spec);
+    EXPECT_TRUE(trial.ok()) << trial.status().message();
+    return trial.ok() ? Run(std::move(*trial)) : TrialOutcome();
+  };
+  const TrialOutcome ok = run("ok", 1);
+  EXPECT_EQ(ok.state, TrialState::kComplete) << ok.reason;
+  EXPECT_GE(ok.peak_rss_kb, 256 << 10);  // the shared pages are resident in it
+  const TrialOutcome crash = run("crash", 2);
+  EXPECT_EQ(crash.state, TrialState::kCrash) << crash.reason;  // not OOM_HOST: it used little of its own
+  const TrialOutcome hog = run("hog", 3);
+  EXPECT_EQ(hog.state, TrialState::kOomHost) << hog.reason;  // its own allocations still meet the limit
+}
+
+TEST_F(ForkServerLauncherTest, AStoppedServerIsReplacedAtOnceAndTheTrialRunsOnTheNewOne) {
+  ASSERT_TRUE(launcher_.StartServer().ok());
+  const pid_t stopped = launcher_.server_pid();
+  ASSERT_EQ(::kill(stopped, SIGSTOP), 0);
+  LaunchSpec spec = Spec("ok", 1, R"({"x": 0.3, "n": 4})");
+  spec.timeout = Millis(5000);  // what a wait for the stopped server would have used up
+  const TrialOutcome o = RunToEnd(spec);
+  EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
+  EXPECT_EQ(launcher_.restarts(), 1);
+  EXPECT_NE(launcher_.server_pid(), stopped);
+  EXPECT_FALSE(Alive(stopped));
 }
 
 // A CUDA context holds /dev/nvidia* open, and a forked child cannot use its parent's context: a

@@ -21,6 +21,19 @@ TEST(OutputCapture, KeepsEverythingUnderTheLimit) {
   EXPECT_EQ(capture->TailLines(), "two\nthree\n");
 }
 
+TEST(OutputCapture, AFailedWriteIsReportedAndTheTailIsStillKept) {
+  // /dev/full: every write fails with ENOSPC, as on a full file system.
+  Result<OutputCapture> capture = OutputCapture::Open("/dev/full", 1000, 1);
+  ASSERT_TRUE(capture.ok());
+  EXPECT_EQ(capture->write_error(), "");
+  const std::string text = "epoch 1\nepoch 2\n";
+  capture->Write(text.data(), text.size());
+  capture->Write(text.data(), text.size());  // no second attempt, no second message
+  capture->Close();
+  EXPECT_EQ(capture->write_error(), "log.txt is incomplete: writing it failed after 0 bytes (No space left on device)");
+  EXPECT_EQ(capture->TailLines(), "epoch 2\n");  // the study file still gets the last lines
+}
+
 TEST(OutputCapture, CapsTheFileButKeepsHeadAndTail) {
   TempDir dir;
   Result<OutputCapture> capture = OutputCapture::Open(dir.File("log"), 100, 1);

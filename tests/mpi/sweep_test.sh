@@ -192,6 +192,16 @@ PY
     grep -q "trials forked by a fork server from $work/toy_plugin.so" out.txt || fail "no launcher line: $(head -5 out.txt)"
     /usr/bin/python3 "$src/tests/mpi/check_study.py" fork.h5 40 2
     ! pgrep -f "cleansweep-forkserver --socket 3 $work/toy_plugin.so" > /dev/null || fail "a fork server outlived its worker"
+    # Processes started by prepare() (one in the server's group, one in a session of its own) die
+    # with the servers: the job ends, nothing of them is left.
+    sed -i "s|storage: $work/fork.h5|storage: $work/helpers.h5|; s|n_trials: 40|n_trials: 6|" fork.yaml
+    TOY_PREPARE_CHILDREN=$work/prepare_pids.txt timeout 120 "${mpi[@]}" -np 3 "$bin/cleansweep" run fork.yaml > out.txt 2>&1 ||
+      fail "the sweep with prepare() helpers exited $? (124: it never returned): $(tail -5 out.txt)"
+    [ "$(wc -l < prepare_pids.txt)" = 4 ] || fail "expected 2 helpers per server: $(cat prepare_pids.txt)"
+    for pid in $(cat prepare_pids.txt); do
+      if [ -e "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat")" != Z ]; then fail "prepare() helper $pid outlived the job"; fi
+    done
+    sed -i "s|storage: $work/helpers.h5|storage: $work/fork.h5|; s|n_trials: 6|n_trials: 40|" fork.yaml
     # A file that is no plugin: every worker refuses it at setup, with the reason; nothing runs.
     echo "not a shared library" > "$work/bogus.so"
     sed -i "s|$work/toy_plugin.so|$work/bogus.so|; s|storage: $work/fork.h5|storage: $work/bogus.h5|" fork.yaml
@@ -218,7 +228,8 @@ PY
     wait $run || fail "run exited $? after its fork servers were killed: $(cat err.txt)"
     grep -q "the fork server (pid [0-9]*, $work/toy_plugin.so) killed by signal 9 (Killed); starting a new one" err.txt ||
       fail "no restart warning: $(cat err.txt)"
-    /usr/bin/python3 - "$work/killed.h5" << 'PY'
+    check_killed_study() {
+      /usr/bin/python3 - "$1" << 'PY'
 import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:
     t = f["trials"][:]
@@ -226,6 +237,25 @@ states = sorted(set(s.decode() for s in t["state"]))
 assert len(t) == 30 and states == ["COMPLETE"], (len(t), states, [r.decode()[:80] for r in t["reason"]])
 assert all(abs(v - 0.5) < 1e-9 for v in t["value"]), t["value"]
 PY
+    }
+    check_killed_study "$work/killed.h5" || fail "the study after the servers were killed"
+    # Servers stopped (SIGSTOP) while trials run: each is noticed at the next trial's start and
+    # replaced at once; the trial runs on the new one within its 5 s timeout, nothing is lost.
+    sed -i "s|storage: $work/killed.h5|storage: $work/stopped.h5|; s|timeout: [0-9a-z]*|timeout: 5s|" fork.yaml
+    grep -q "timeout: 5s" fork.yaml || fail "no trial timeout to rewrite: $(cat fork.yaml)"
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run fork.yaml > out.txt 2> err.txt &
+    run=$!
+    sleep 1.2
+    servers=$(pgrep -f "cleansweep-forkserver --socket 3 $work/toy_plugin.so") || fail "no fork server to stop"
+    sleep 0.2
+    for pid in $servers; do
+      if grep -q "cleansweep-forkserver" "/proc/$pid/cmdline" 2> /dev/null; then kill -STOP "$pid"; fi
+    done
+    timeout 120 tail --pid=$run -f /dev/null || fail "the sweep hangs on its stopped fork servers"
+    wait $run || fail "run exited $? with stopped fork servers: $(cat err.txt)"
+    grep -q "the fork server (pid [0-9]*, $work/toy_plugin.so) is stopped (SIGSTOP or SIGTSTP), killed; starting a new one" err.txt ||
+      fail "no warning for the stopped server: $(cat err.txt)"
+    check_killed_study "$work/stopped.h5" || fail "the study after the servers were stopped"
     ;;
   one_rank)  # a single rank explains how to start it
     toy_config one 2 "{kind: random}" "ok"

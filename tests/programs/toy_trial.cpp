@@ -208,10 +208,31 @@ int ToyMain(int argc, char** argv) {
 
 #ifdef TOY_TRIAL_PLUGIN
 namespace {
+// Starts a process that sleeps for ten minutes and writes its pid to `pids`; with `own_session` it
+// leaves the server's process group (setsid), as a daemonising helper would.
+void StartSleeper(const char* pids, bool own_session) {
+  if (::fork() != 0) return;
+  if (own_session) ::setsid();
+  if (std::FILE* f = std::fopen(pids, "a")) {
+    std::fprintf(f, "%d\n", static_cast<int>(::getpid()));
+    std::fclose(f);
+  }
+  ::sleep(600);
+  ::_exit(0);
+}
+
 int Prepare() {
   g_prepared = 42;  // what every forked trial inherits
   // A file kept open, as a CUDA context keeps /dev/nvidia* open: the server must refuse that.
   if (const char* path = std::getenv("TOY_PREPARE_OPEN")) ::open(path, O_RDONLY);
+  // Helper processes (a data-loading pool, say): they must die with the server.
+  if (const char* pids = std::getenv("TOY_PREPARE_CHILDREN")) {
+    StartSleeper(pids, false);
+    StartSleeper(pids, true);
+  }
+  // A data set loaded once, shared copy-on-write by every trial: not the trials' own memory.
+  if (const char* mb = std::getenv("TOY_PREPARE_MB")) g_ballast = new std::vector<char>(std::stoul(mb) << 20, 1);
+  if (const char* seconds = std::getenv("TOY_PREPARE_SLEEP")) ::sleep(static_cast<unsigned>(std::atoi(seconds)));
   return std::getenv("TOY_PREPARE_FAILS") ? 7 : 0;
 }
 }  // namespace

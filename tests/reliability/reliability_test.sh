@@ -12,6 +12,11 @@
 #                       file, no hang or crash; resume after freeing space finishes (skipped: no mount)
 #   storage_removed     the study file is moved away mid-sweep: the same
 #   storage_immutable   chattr +i on the study file mid-sweep: the same (skipped: no chattr)
+#   trials_blocked      the trial folders' root (study.trials_dir) turns into a file mid-sweep: the sweep
+#                       stops (exit 1, one message naming the rank and the path), no trial FAILs, the
+#                       trials not started are INTERRUPTED; resume after the fix finishes
+#   trials_full         study.trials_dir on a full tmpfs: trials still complete, and each says its
+#                       log.txt is incomplete and why (skipped: no mount)
 set -euo pipefail
 scenario=$1 bin=$2 src=$3
 # shellcheck source=../support/mpi_env.sh
@@ -191,6 +196,62 @@ PY
     rm -f "$folder/filler"
     "${mpi[@]}" -np 3 "$bin/cleansweep" resume "$folder/s.h5" --progress lines > out2.txt 2>&1 || fail "resume after the fix exited $?: $(grep -v "^\[" out2.txt | head -8)"
     check_final "$folder/s.h5" 400
+    ;;
+
+  trials_blocked)  # issue 21: a worker that cannot make trial folders stops the sweep
+    mkdir -p "$work/scratch"
+    config t 200 ok "" ""
+    sed -i "s#storage: [^}]*}#storage: $work/t.h5, trials_dir: $work/scratch}#; s/low: 0.3, high: 1.5/low: 0.05, high: 0.1/" t.yaml
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/t.yaml" --progress lines > out.txt 2>&1 &
+    job=$!
+    wait_rows t.h5 5 COMPLETE
+    # Even root cannot make a folder inside a file: the root's disk "fails" for every worker.
+    mv "$work/scratch/t.trials" "$work/scratch/t.trials.kept"
+    echo "not a folder" > "$work/scratch/t.trials"
+    code=0
+    timeout 120 tail --pid=$job -f /dev/null || fail "the sweep hangs after the trial folders failed"
+    wait $job || code=$?
+    [ "$code" = 1 ] || fail "exit status $code, expected 1: $(tail -5 out.txt)"
+    grep -q "cleansweep: error: worker rank [12] on .* cannot start trials: $work/scratch/t.trials/[0-9]*: cannot create the trial folder" out.txt ||
+      fail "message: $(grep error out.txt)"
+    grep -q "fix the cause, then continue with: cleansweep resume $work/t.h5" out.txt || fail "no advice: $(tail -5 out.txt)"
+    no_trial_left
+    $py - "$work/t.h5" <<'PY' || fail "the study file after the stop"
+import sys, h5py
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    t = f["trials"][:]
+states = [s.decode() for s in t["state"]]
+reasons = [r.decode() for r in t["reason"]]
+assert "FAIL" not in states and "RUNNING" not in states, states
+blocked = [r for s, r in zip(states, reasons) if s == "INTERRUPTED"]
+assert 1 <= len(blocked) <= 2 and all(r.startswith("not started: ") for r in blocked), blocked
+assert states.count("COMPLETE") >= 5, states
+PY
+    rm "$work/scratch/t.trials"
+    mv "$work/scratch/t.trials.kept" "$work/scratch/t.trials"
+    "${mpi[@]}" -np 3 "$bin/cleansweep" resume "$work/t.h5" --progress lines > out2.txt 2>&1 || fail "resume after the fix exited $?: $(tail -5 out2.txt)"
+    check_final t.h5 200
+    [ -s "$work/scratch/t.trials/199/log.txt" ] || fail "the last trial's log is not under study.trials_dir"
+    ;;
+
+  trials_full)  # issue 21: a full disk under the trial folders: logs cut short, and the trials say so
+    folder=$work/scratch
+    mkdir -p "$folder"
+    mount -t tmpfs -o size=2m tmpfs "$folder" 2> /dev/null || { echo "SKIP: cannot mount a tmpfs here"; exit 77; }
+    trap 'umount "$folder" 2> /dev/null; cleanup' EXIT
+    config f 4 flood "" ""  # 40 MiB of output each
+    sed -i "s#storage: [^}]*}#storage: $work/f.h5, trials_dir: $folder}#; s/low: 0.3, high: 1.5/low: 0.01, high: 0.02/" f.yaml
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/f.yaml" --progress lines > out.txt 2>&1 || fail "run exited $?: $(tail -5 out.txt)"
+    $py - "$work/f.h5" <<'PY' || fail "the trials do not say their logs are incomplete"
+import sys, h5py
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    t = f["trials"][:]
+states = [s.decode() for s in t["state"]]
+reasons = [r.decode() for r in t["reason"]]
+assert states == ["COMPLETE"] * 4, (states, reasons)
+for r in reasons:
+    assert r.startswith("log.txt is incomplete: writing it failed after ") and r.endswith(" bytes (No space left on device)"), r
+PY
     ;;
 
   mpirun_signals)  # issue 15: the documented exit status for each signal, and nothing lost either way

@@ -80,6 +80,9 @@ class FakeLauncher : public Launcher {
  public:
   explicit FakeLauncher(bool hang = false) : hang_(hang) {}
   Result<std::unique_ptr<TrialProcess>> Start(const LaunchSpec& spec) override {
+    if (fail_start_from > 0 && started + 1 >= fail_start_from) {
+      return Status::IoError(spec.trial_dir + ": cannot create the trial folder: Read-only file system");
+    }
     ++started;
     {
       std::lock_guard<std::mutex> lock(mutex_);  // workers run on several threads
@@ -98,6 +101,7 @@ class FakeLauncher : public Launcher {
 
   std::atomic<int> started{0};
   int crash_until_attempt = 0;  // attempts before this one crash (SIGSEGV)
+  int fail_start_from = 0;      // the Nth start and every later one fail as on a read-only disk (0: none)
 
  private:
   bool hang_;

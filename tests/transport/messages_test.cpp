@@ -48,7 +48,8 @@ TEST(Messages, EveryTypeRoundTrips) {
   r.value = 0.5;
   r.reason = "ran past";
   r.output_tail = std::string(10000, 'x');
-  const ResultMsg result = RoundTrip(ResultMsg{r});
+  const ResultMsg result = RoundTrip(ResultMsg{r, "trial folder: Read-only file system"});
+  EXPECT_EQ(result.worker_fault, "trial folder: Read-only file system");
   EXPECT_EQ(result.record.state, TrialState::kTimeout);
   EXPECT_EQ(*result.record.value, 0.5);
   EXPECT_EQ(result.record.output_tail.size(), 10000u);
