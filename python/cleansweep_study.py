@@ -208,30 +208,55 @@ def _attrs_cell(text):
     return value if isinstance(value, dict) else {}
 
 
+def _stamp(path):
+    """What changes when a writer writes the file: size, modification time, inode."""
+    try:
+        st = os.stat(path)
+        return st.st_size, st.st_mtime_ns, st.st_ino
+    except OSError:
+        return None
+
+
+def _decoded_text(raw):
+    """The text columns, decoded, and each trial's attrs parsed. ValueError when a row was caught in
+    the middle of its write (SWMR does not order the variable-length strings of HDF5's heap)."""
+    text = {name: _text(raw[name]) for name in _TEXT_FIELDS if name in raw.dtype.names}  # UnicodeDecodeError
+    cells = [_attrs_cell(a) for a in text.get("attrs", [])]
+    if None in cells:
+        raise ValueError("a trial's attrs are not a JSON object")
+    return text, cells
+
+
 def load_study(path, retries=5, timeout=5.0):
-    """Reads `path`. A read that races the writer's flush is retried up to `retries` times; a
-    damaged file raises DamagedStudyError within `timeout` seconds, all attempts together."""
+    """Reads `path`, also while a sweep writes it. A read that met a row in the middle of its write
+    is read again: as long as the file keeps changing (a live study), until `timeout` seconds have
+    passed; a file that fails `retries` times without changing is damaged. A damaged file raises
+    DamagedStudyError within `timeout` seconds, all attempts together."""
     deadline = time.monotonic() + timeout
-    for attempt in range(retries):
+    unchanged_failures = 0
+    while True:
+        before = _stamp(path)
         try:
             attrs, raw, raw_steps = _read_guarded(path, max(0.1, deadline - time.monotonic()))
-            cells = [_attrs_cell(a) for a in _text(raw["attrs"])]
-            if None in cells and attempt < retries - 1:
-                raise OSError("a trial's attrs were torn by a concurrent write")
+            text, cells = _decoded_text(raw)
             break
         except FileNotFoundError:
             raise
-        except OSError:
-            if attempt == retries - 1 or time.monotonic() >= deadline:
+        except (OSError, ValueError, DamagedStudyError) as e:  # a crash or hang of the reading child too
+            if isinstance(e, ValueError) and "not a cleansweep study file" in str(e):
+                raise
+            unchanged_failures += 0 if _stamp(path) != before else 1
+            if unchanged_failures >= retries or time.monotonic() >= deadline:
                 raise DamagedStudyError(f"{path}: the study file is damaged: it cannot be read back") from None
-            time.sleep(0.05 * (attempt + 1))
-    for text, crc in (("config", "config_crc32"), ("space", "space_crc32")):  # files since issue 15
-        if crc in attrs and zlib.crc32(str(attrs.get(text, "")).encode("utf-8", "surrogateescape")) != int(attrs[crc]) & 0xFFFFFFFF:
-            raise DamagedStudyError(f"{path}: the study file is damaged: the stored {text} does not match its checksum")
+            time.sleep(0.01 if unchanged_failures == 0 else 0.05 * unchanged_failures)
+    for text_attr, crc in (("config", "config_crc32"), ("space", "space_crc32")):  # files since issue 15
+        stored = str(attrs.get(text_attr, "")).encode("utf-8", "surrogateescape")
+        if crc in attrs and zlib.crc32(stored) != int(attrs[crc]) & 0xFFFFFFFF:
+            raise DamagedStudyError(f"{path}: the study file is damaged: the stored {text_attr} does not match its checksum")
     space = json.loads(attrs["space"]) if "space" in attrs else _space_from_columns(raw)
 
     trials = pd.DataFrame({"number": np.asarray(raw["number"], dtype="int64")})
-    trials["state"] = pd.Categorical(_text(raw["state"]), categories=STATES, ordered=True)
+    trials["state"] = pd.Categorical(text["state"], categories=STATES, ordered=True)
     trials["value"] = np.asarray(raw["value"], dtype="float64")
     for spec in space:
         trials[spec["column"]] = _param_column(raw[spec["column"]], spec).values
@@ -242,9 +267,9 @@ def load_study(path, retries=5, timeout=5.0):
     for name in raw.dtype.names:
         if name in ("number", "state", "value") or name in _TIMES or name.startswith("param_"):
             continue
-        trials[name] = _text(raw[name]) if name in _TEXT_FIELDS else raw[name]
+        trials[name] = text[name] if name in _TEXT_FIELDS else raw[name]
     trials["enqueued"] = trials["enqueued"].astype(bool)
-    trials["attrs"] = [c if c is not None else {} for c in cells]
+    trials["attrs"] = cells
     trials = trials.set_index("number", drop=False).rename_axis(None)
 
     steps = pd.DataFrame(

@@ -15,6 +15,8 @@
 #   trials_blocked      the trial folders' root (study.trials_dir) turns into a file mid-sweep: the sweep
 #                       stops (exit 1, one message naming the rank and the path), no trial FAILs, the
 #                       trials not started are INTERRUPTED; resume after the fix finishes
+#   live_readers        load_study, the h5py example of docs/study-format.md and `cleansweep show` read a
+#                       fast sweep's file in a loop while it is written: not one read fails
 #   trials_full         study.trials_dir on a full tmpfs: trials still complete, and each says its
 #                       log.txt is incomplete and why (skipped: no mount)
 set -euo pipefail
@@ -196,6 +198,19 @@ PY
     rm -f "$folder/filler"
     "${mpi[@]}" -np 3 "$bin/cleansweep" resume "$folder/s.h5" --progress lines > out2.txt 2>&1 || fail "resume after the fix exited $?: $(grep -v "^\[" out2.txt | head -8)"
     check_final "$folder/s.h5" 400
+    ;;
+
+  live_readers)  # issue 21: readers of a live study retry torn reads; the documented ones never fail
+    config live 1500 "ok, fail, bigattrs, curve" "" "  steps: 3
+  step_sleep: 0.002"
+    sed -i 's/low: 0.3, high: 1.5/low: 0.0, high: 0.01/' live.yaml
+    ( "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/live.yaml" --progress lines > out.txt 2>&1; echo $? > sweep.done ) &
+    wait_rows live.h5 3 COMPLETE
+    $py "$src/tests/study/live_read.py" "$work/live.h5" "$src" "$work/sweep.done" "$bin" > reads.txt 2>&1 ||
+      fail "a live read failed: $(cat reads.txt)"
+    cat reads.txt
+    [ "$(cat sweep.done)" = 0 ] || fail "the sweep exited $(cat sweep.done): $(tail -5 out.txt)"
+    check_final live.h5 1500
     ;;
 
   trials_blocked)  # issue 21: a worker that cannot make trial folders stops the sweep
