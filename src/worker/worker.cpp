@@ -23,6 +23,8 @@ constexpr Millis kTrialPoll(100);  // how often a busy worker looks for a stop m
 constexpr Millis kGpuSample(250);  // how often it reads the GPU memory of a running trial
 // After a stop signal, how long a worker waits for the coordinator's word before acting alone.
 constexpr Millis kSilentCoordinator(10'000);
+// How long after a trial died of a stop signal the same signal may still be on its way to us.
+constexpr Millis kStopSignalLag(500);
 
 // The stop signal (SIGTERM, SIGINT, SIGHUP, SIGUSR1) that ended a trial, or null: the signal that
 // killed it, or one a shell reported as exit status 128 + signal.
@@ -272,9 +274,14 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     }
     // A batch system stops a job by signalling every process in it, trials included (Slurm's
     // scancel, requeue and preemption do). A trial that died of the stop signal this worker also
-    // got did not fail: it was cut off, and runs again when the study resumes.
-    if (signal_poll_ && signal_poll_() > 0 &&
-        (record.state == TrialState::kCrash || record.state == TrialState::kFail) && StopSignalOf(o)) {
+    // got did not fail: it was cut off, and runs again when the study resumes. The processes are
+    // signalled one after the other, so ours may come a moment after the trial's.
+    const bool cut_off = (record.state == TrialState::kCrash || record.state == TrialState::kFail) && StopSignalOf(o);
+    for (auto wait = kStopSignalLag; cut_off && signal_poll_ && signal_poll_() == 0 && wait.count() > 0;
+         wait -= Millis(10)) {
+      std::this_thread::sleep_for(Millis(10));
+    }
+    if (cut_off && signal_poll_ && signal_poll_() > 0) {
       record.state = TrialState::kInterrupted;
       record.reason = "interrupted: the job was sent " + std::string(StopSignalOf(o)) +
                       ", which reached the trial too (the batch system signals every process of a job)";

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <functional>
 #include <regex>
@@ -63,6 +64,7 @@ class Sweep {
 
   // Called on the coordinator before it runs (to resume it, or to give it a stop poll).
   std::function<void(Coordinator&)> prepare;
+  std::function<int()> worker_signals;   // every worker's signal poll (stop signals it got), if set
   Sampler* sampler_override = nullptr;   // instead of the config's
   StudyStore* store_override = nullptr;  // instead of the memory store (a fault-injecting one)
   int fail_send = 0;                     // the coordinator's Nth send fails (0: none)
@@ -75,6 +77,7 @@ class Sweep {
     std::vector<std::thread> threads;
     std::vector<Status> worker_status(workers_.size());
     for (size_t i = 0; i < workers_.size(); ++i) {
+      if (worker_signals) workers_[i]->SetSignalPoll(worker_signals);
       threads.emplace_back([&, i] { worker_status[i] = workers_[i]->Run(); });
     }
     Result<std::unique_ptr<Sampler>> sampler = MakeSampler(config_);
@@ -566,6 +569,28 @@ TEST(CoordinatorStop, AStopThatComesWhenEveryTrialIsDoneIsNoInterruption) {
   ASSERT_TRUE(summary.ok()) << summary.status().message();
   EXPECT_EQ(summary->finished, 6);
   EXPECT_FALSE(summary->interrupted);
+}
+
+TEST(CoordinatorStop, ATrialKilledByTheJobsStopSignalBeforeItsWorkerGotItIsInterruptedNotCrashed) {
+  // Slurm's scancel or requeue signals a job's processes one after the other: the trial may die
+  // of SIGTERM a moment before its worker's own SIGTERM arrives.
+  Sweep sweep(Config("{name: s, n_trials: 4}", "{kind: random, seed: 1}"), 1);
+  sweep.launcher().die_by_signal = SIGTERM;
+  std::atomic<int>& deaths = sweep.launcher().deaths;
+  std::atomic<int> polls_after_death{0};
+  sweep.worker_signals = [&] {  // the worker's SIGTERM lands ten polls after the trial died
+    return deaths > 0 && ++polls_after_death > 10 ? 1 : 0;
+  };
+  sweep.prepare = [&](Coordinator& c) {
+    c.SetStopPoll([&] { return deaths > 0 ? StopRequest{1, "SIGTERM received"} : StopRequest{}; });
+  };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  ASSERT_EQ(sweep.store()->trials.size(), 1u);
+  const TrialRecord& r = sweep.store()->trials[0];
+  EXPECT_EQ(r.state, TrialState::kInterrupted) << r.reason;
+  EXPECT_NE(r.reason.find("which reached the trial too"), std::string::npos) << r.reason;
 }
 
 TEST(CoordinatorStop, ASecondRequestStopsAtOnceAndLeavesRunningRowsForResume) {

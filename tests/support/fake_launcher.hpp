@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "launch/launcher.hpp"
-#include "space/param_value.hpp"
+#include "trial/param_value.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -23,11 +23,20 @@ inline double FakeObjective(const ParamSet& p) {
 
 class FakeTrial : public TrialProcess {
  public:
-  FakeTrial(ParamSet params, int polls, bool hang, bool crash = false)
-      : params_(std::move(params)), polls_left_(polls), hang_(hang), crash_(crash) {}
+  FakeTrial(ParamSet params, int polls, bool hang, bool crash = false, int die_by = 0,
+            std::atomic<int>* deaths = nullptr)
+      : params_(std::move(params)), polls_left_(polls), hang_(hang), crash_(crash), die_by_(die_by), deaths_(deaths) {}
 
   void Poll(Millis, std::vector<StepReport>* steps) override {
     if (finished_) return;
+    if (die_by_ != 0) {  // killed by a signal from outside (a batch system's SIGTERM, say)
+      outcome_.state = TrialState::kCrash;
+      outcome_.signal = die_by_;
+      outcome_.reason = "killed by signal " + std::to_string(die_by_);
+      finished_ = true;
+      if (deaths_) ++*deaths_;
+      return;
+    }
     if (stop_) {
       outcome_.state = *stop_;
       outcome_.reason = reason_;
@@ -69,6 +78,8 @@ class FakeTrial : public TrialProcess {
   int polls_left_;
   bool hang_;
   bool crash_;
+  int die_by_;
+  std::atomic<int>* deaths_;
   std::int64_t step_ = 0;
   bool finished_ = false;
   std::optional<TrialState> stop_;
@@ -91,7 +102,8 @@ class FakeLauncher : public Launcher {
     Result<ParamSet> params = ParamSetFromJson(nlohmann::json::parse(spec.env.at("CLEANSWEEP_PARAMS")));
     const int polls = 1 + static_cast<int>(started % 3);  // uneven durations
     const bool crash = std::stoi(spec.env.at("CLEANSWEEP_ATTEMPT")) < crash_until_attempt;
-    return std::unique_ptr<TrialProcess>(std::make_unique<FakeTrial>(*params, polls, hang_, crash));
+    return std::unique_ptr<TrialProcess>(
+        std::make_unique<FakeTrial>(*params, polls, hang_, crash, die_by_signal, &deaths));
   }
 
   std::map<std::string, std::string> last_env() {
@@ -102,6 +114,8 @@ class FakeLauncher : public Launcher {
   std::atomic<int> started{0};
   int crash_until_attempt = 0;  // attempts before this one crash (SIGSEGV)
   int fail_start_from = 0;      // the Nth start and every later one fail as on a read-only disk (0: none)
+  int die_by_signal = 0;        // every trial dies of this signal at its first poll (0: none)
+  std::atomic<int> deaths{0};   // trials that died of it so far
 
  private:
   bool hang_;
