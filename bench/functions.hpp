@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "space/param_value.hpp"
+#include "trial/param_value.hpp"
 
 namespace cleansweep::bench {
 

@@ -2,17 +2,23 @@
 // dependencies). docs/trial-protocol.md describes the protocol itself.
 //
 //   #include <cleansweep/trial.hpp>
+//
+//   double TrainOneEpoch(double lr);  // yours
+//
 //   int main() {
 //     cleansweep::Trial trial = cleansweep::Trial::FromEnvironment();
-//     const double lr = trial.GetDouble("lr", 1e-3);        // the default applies outside a sweep
+//     const double lr = trial.GetDouble("lr", 1e-3);  // the default applies outside a sweep
+//     double accuracy = 0;
 //     for (int epoch = 0; epoch < 10; ++epoch) {
-//       double accuracy = TrainOneEpoch(lr);
-//       trial.Report(epoch, accuracy);                      // intermediate value
+//       accuracy = TrainOneEpoch(lr);
+//       trial.Report(epoch, accuracy);                // an intermediate value
+//       if (trial.ShouldPrune()) return 0;            // the sweep pruned this trial
 //     }
-//     // (inside the loop) if (trial.ShouldPrune()) return 0;  // the sweep pruned this trial
 //     trial.SetAttr("n_params", 123456.0);
-//     trial.Finish(accuracy);                               // the objective
+//     trial.Finish(accuracy);                         // the objective
 //   }
+//
+// (tests/CMakeLists.txt compiles and runs this example: the `header_example` test.)
 //
 // Outside a sweep (no CLEANSWEEP_REPORT_FD) every call still works: getters return their
 // defaults and reports are printed to stderr, so the same program runs standalone.

@@ -1,5 +1,4 @@
 // `cleansweep run`: rank 0 becomes the coordinator, every other rank a worker.
-#include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,7 +18,7 @@
 #include "launch/trial_command.hpp"
 #include "report/report.hpp"
 #include "study/study_file.hpp"
-#include "transport/mpi_transport.hpp"
+#include "transport/mpi_job.hpp"
 #include "worker/gpu_binding.hpp"
 #include "worker/worker.hpp"
 
@@ -78,25 +77,6 @@ StopRequest PollStopRequest() {
   return request;
 }
 
-// This worker's index among the workers on its node (gpu_binding.hpp), and how many there are.
-void NodeLocalIndex(int world_rank, int* index, int* count) {
-  MPI_Comm everyone_here;  // every rank on this node, the coordinator included
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &everyone_here);
-  int lowest = world_rank;
-  MPI_Allreduce(&world_rank, &lowest, 1, MPI_INT, MPI_MIN, everyone_here);
-  MPI_Comm_free(&everyone_here);
-  MPI_Comm workers, node;
-  MPI_Comm_split(MPI_COMM_WORLD, world_rank == 0 ? MPI_UNDEFINED : 1, world_rank, &workers);
-  if (workers == MPI_COMM_NULL) return;
-  MPI_Comm_split_type(workers, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node);
-  int mpi_index = 0;
-  MPI_Comm_rank(node, &mpi_index);
-  MPI_Comm_size(node, count);
-  MPI_Comm_free(&node);
-  MPI_Comm_free(&workers);
-  *index = WorkerIndexOnNode(ProcessEnvironment(), mpi_index, *count, /*coordinator_on_node=*/lowest == 0);
-}
-
 // With CLEANSWEEP_COORDINATOR_PID_FILE set (scripts/slurm/launch.sh sets it), rank 0 writes its
 // pid there for the job's life, so a batch script can signal the coordinator alone: srun passes
 // a signal to every process of the job, trials included (docs/slurm.md).
@@ -125,7 +105,8 @@ class CoordinatorPidFile {
   std::string path_;
 };
 
-int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
+int RunCoordinator(const RunArgs& args, MpiJob* job) {
+  Transport* transport = job->transport();
   const CoordinatorPidFile pid_file;
   const StudyMode mode = args.from_study ? StudyMode::kResume : args.resume ? StudyMode::kNewOrResume : StudyMode::kNew;
   std::vector<std::string> sets = args.sets;
@@ -186,7 +167,7 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
     // Bad input is found before any trial runs, and the workers stop at our word; a failure
     // during the run (the study file's disk, MPI) can leave a worker blocked sending a result
     // that will never be received, so the job ends here.
-    if (exit_code == kExitFailure) transport->AbortJob(exit_code);
+    if (exit_code == kExitFailure) job->Abort(exit_code);
     return exit_code;
   }
   if (summary->best) {
@@ -223,7 +204,7 @@ int RunCoordinator(const RunArgs& args, MpiTransport* transport) {
   return kExitOk;
 }
 
-int RunWorker(MpiTransport* transport, WorkerIdentity identity) {
+int RunWorker(Transport* transport, WorkerIdentity identity) {
   ::signal(SIGPIPE, SIG_IGN);  // a trial that closed its control pipe must not kill its worker
   // No trial outlives its worker: orphaned descendants come back to us and are killed when their
   // trial ends, and the guard kills running trials' groups if we are killed.
@@ -259,33 +240,28 @@ int RunWorker(MpiTransport* transport, WorkerIdentity identity) {
 
 int RunCommand(const RunArgs& args, int* argc, char*** argv) {
   InstallStopHandlers();  // before MPI starts threads, so they inherit nothing else
-  int provided = 0;
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-    return ReportError(Status::RuntimeError("MPI_Init failed; start cleansweep run with mpirun or srun"));
-  }
-  int rank = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int code = kExitOk;
-  if (size < 2) {
-    code = ReportError(Status::InvalidInput(
+  Result<std::unique_ptr<MpiJob>> job = MpiJob::Start(argc, argv);
+  if (!job.ok()) return ReportError(job.status());
+  MpiJob& mpi = **job;
+  if (mpi.size() < 2) {
+    return ReportError(Status::InvalidInput(
         "cleansweep run needs at least 2 MPI ranks: rank 0 coordinates and every other rank runs trials.\n"
         "  start it as:  mpirun -np 3 cleansweep run " +
         args.config +
         "   (1 coordinator + 2 workers)\n"
         "  on Slurm:     srun --ntasks=<1 + number of GPUs> cleansweep run " +
         args.config));
-  } else {
-    WorkerIdentity identity;
-    identity.host = HostName();
-    NodeLocalIndex(rank, &identity.local_index, &identity.local_count);
-    identity.visible_gpus = DetectVisibleGpus(ProcessEnvironment());
-    identity.cpu_count = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    MpiTransport transport(MPI_COMM_WORLD);
-    code = rank == 0 ? RunCoordinator(args, &transport) : RunWorker(&transport, identity);
   }
-  MPI_Finalize();
-  return code;
+  WorkerIdentity identity;
+  identity.host = HostName();
+  const MpiJob::NodePlace place = mpi.WorkersOnThisNode();
+  if (mpi.rank() != 0) {
+    identity.local_count = place.count;
+    identity.local_index = WorkerIndexOnNode(ProcessEnvironment(), place.index, place.count, place.coordinator_here);
+  }
+  identity.visible_gpus = DetectVisibleGpus(ProcessEnvironment());
+  identity.cpu_count = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return mpi.rank() == 0 ? RunCoordinator(args, &mpi) : RunWorker(mpi.transport(), identity);
 }
 
 }  // namespace cleansweep

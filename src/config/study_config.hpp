@@ -11,7 +11,7 @@
 
 #include "config/shard.hpp"
 #include "space/search_space.hpp"
-#include "study/trial_record.hpp"
+#include "trial/trial_record.hpp"
 #include "util/duration.hpp"
 
 namespace cleansweep {

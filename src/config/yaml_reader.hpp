@@ -8,7 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "space/param_value.hpp"
+#include "trial/param_value.hpp"
 #include "util/duration.hpp"
 
 namespace cleansweep {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "config/study_config.hpp"
-#include "study/trial_record.hpp"
+#include "trial/trial_record.hpp"
 
 namespace cleansweep {
 

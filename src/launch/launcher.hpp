@@ -1,6 +1,7 @@
 // Launcher: starts one trial as a fresh process and watches it to the end. The worker owns the
-// launcher; the coordinator never starts a process. SpawnLauncher is the POSIX implementation;
-// tests use fakes, and a fork-server launcher can sit behind the same interface.
+// launcher; the coordinator never starts a process. Two implementations share one watcher
+// (StartChildTrial): SpawnLauncher (fork and exec) and ForkServerLauncher (forked from a loaded
+// plugin); tests use fakes (tests/support/fake_launcher.hpp).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "launch/report_parser.hpp"
-#include "study/trial_record.hpp"
+#include "trial/trial_record.hpp"
 #include "util/duration.hpp"
 
 namespace cleansweep {

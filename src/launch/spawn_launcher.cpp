@@ -32,7 +32,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Process groups of live trials, for KillRunningTrials(); lock-free so a signal handler may read it.
+// Process groups of live trials: the stray sweep leaves them alone. Lock-free, as the guard's pipe.
 constexpr int kMaxLiveTrials = 64;
 std::atomic<pid_t> g_live_groups[kMaxLiveTrials];
 
@@ -566,13 +566,6 @@ Status SpawnLauncher::StartGuard() {
   g_guard_fd = write_end.get();
   (void)write_end.release();
   return Status::Ok();
-}
-
-void SpawnLauncher::KillRunningTrials() {
-  for (auto& slot : g_live_groups) {
-    const pid_t group = slot.load();
-    if (group > 0) ::kill(-group, SIGKILL);
-  }
 }
 
 void KeepHelperChild(pid_t pid) {

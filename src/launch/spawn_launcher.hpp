@@ -34,10 +34,6 @@ class SpawnLauncher : public Launcher {
   // Starts the guard: a small process that outlives this one and SIGKILLs the process group (and
   // the cgroup) of every trial still running when this process dies, however it dies. Call once.
   static Status StartGuard();
-
-  // SIGKILLs the process group of every trial this process has running. Async-signal-safe: a
-  // worker calls it from its SIGTERM/SIGINT handler so that no trial outlives a killed sweep.
-  static void KillRunningTrials();
 };
 
 // A trial's process, just started.

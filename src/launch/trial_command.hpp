@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "space/param_value.hpp"
+#include "trial/param_value.hpp"
 #include "util/status.hpp"
 
 namespace cleansweep {

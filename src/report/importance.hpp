@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "config/study_config.hpp"
-#include "study/trial_record.hpp"
+#include "trial/trial_record.hpp"
 
 namespace cleansweep {
 

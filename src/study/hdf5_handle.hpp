@@ -1,5 +1,5 @@
 // One RAII owner for every HDF5 identifier, and checked calls that carry the HDF5 error stack into
-// a Status. The only file besides study_file.cpp that includes hdf5.h.
+// a Status. Only the study layer includes it (and so hdf5.h): cmake/Layers.cmake.
 #pragma once
 
 #include <string>

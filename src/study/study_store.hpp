@@ -5,7 +5,7 @@
 #include <map>
 #include <vector>
 
-#include "study/trial_record.hpp"
+#include "trial/trial_record.hpp"
 
 namespace cleansweep {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <variant>
 
-#include "study/trial_record.hpp"
+#include "trial/trial_record.hpp"
 
 namespace cleansweep {
 

@@ -1,4 +1,4 @@
-#include "space/param_value.hpp"
+#include "trial/param_value.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "study/trial_record.hpp"
+#include "trial/trial_record.hpp"
 
 namespace cleansweep {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "space/param_value.hpp"
+#include "trial/param_value.hpp"
 
 namespace cleansweep {
 
@@ -28,7 +28,6 @@ enum class TrialState : std::int8_t {
 const char* TrialStateName(TrialState state);
 // Parses the names TrialStateName returns; false when unknown.
 bool ParseTrialState(const std::string& name, TrialState* state);
-inline bool IsFinished(TrialState state) { return state != TrialState::kRunning; }
 
 struct TrialRecord {
   std::int64_t number = -1;
