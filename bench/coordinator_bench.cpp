@@ -29,7 +29,7 @@ class InstantTrial : public TrialProcess {
     outcome_.value = value;
     outcome_.exit_code = 0;
   }
-  void Poll(Millis, std::vector<StepReport>*) override {}
+  void Poll(Millis, std::vector<StepValue>*) override {}
   bool Finished() const override { return true; }
   void Stop(TrialState, const std::string&) override {}
   void Kill(TrialState, const std::string&) override {}

@@ -74,7 +74,7 @@ int Main(int argc, char** argv) {
       return 1;
     }
     double first_ms = -1;
-    std::vector<StepReport> steps;
+    std::vector<StepValue> steps;
     while (!(*trial)->Finished()) {
       (*trial)->Poll(Millis(1000), &steps);
       if (first_ms < 0 && !steps.empty()) {

@@ -55,6 +55,6 @@ int MergeCommand(const MergeArgs& args);
 int ReportCommand(const ReportArgs& args);
 
 // Prints "cleansweep: error: <message>" to stderr and returns the exit status for `status`.
-int ReportError(const Status& status);
+int PrintError(const Status& status);
 
 }  // namespace cleansweep

@@ -11,10 +11,10 @@ int ExportCommand(const ExportArgs& args) {
   const bool to_stdout = args.output.empty() || args.output == "-";
   if (!to_stdout) {
     const Status usable = CheckOutputPath(args.output, {args.study}, "the export");
-    if (!usable.ok()) return ReportError(usable);
+    if (!usable.ok()) return PrintError(usable);
   }
   Result<StudyData> study = ReadStudyFile(args.study);
-  if (!study.ok()) return ReportError(study.status());
+  if (!study.ok()) return PrintError(study.status());
   std::ostringstream text;
   if (args.format == "json") {
     WriteJson(*study, text);
@@ -23,11 +23,11 @@ int ExportCommand(const ExportArgs& args) {
   }
   if (to_stdout) {
     std::cout << text.str();
-    return std::cout.flush() ? kExitOk : ReportError(Status::IoError("cannot write the export to standard output"));
+    return std::cout.flush() ? kExitOk : PrintError(Status::IoError("cannot write the export to standard output"));
   }
   // A temporary file renamed into place: a reader never sees half an export, a failure leaves none.
   const Status written = WriteFileAtomically(args.output, text.str());
-  return written.ok() ? kExitOk : ReportError(written);
+  return written.ok() ? kExitOk : PrintError(written);
 }
 
 }  // namespace cleansweep

@@ -27,32 +27,32 @@ Status WriteMerged(const MergedStudy& merged, const std::string& path) {
 int MergeCommand(const MergeArgs& args) {
   std::error_code ec;
   const Status usable = CheckOutputPath(args.output, args.shards, "the merged study");
-  if (!usable.ok()) return ReportError(usable);
+  if (!usable.ok()) return PrintError(usable);
   if (std::filesystem::exists(args.output, ec)) {
-    return ReportError(Status::InvalidInput(args.output + ": already exists; merge into a new file"));
+    return PrintError(Status::InvalidInput(args.output + ": already exists; merge into a new file"));
   }
   // Hold the output's lock and every shard's for the whole merge: no coordinator may write a
   // shard while it is read, and no second merge may write the same output.
   Result<StudyLock> out_lock = StudyLock::Acquire(args.output);
-  if (!out_lock.ok()) return ReportError(out_lock.status());
+  if (!out_lock.ok()) return PrintError(out_lock.status());
   std::vector<StudyLock> locks;
   std::vector<StudyData> shards;
   for (size_t i = 0; i < args.shards.size(); ++i) {
     const std::string& path = args.shards[i];
     for (size_t j = 0; j < i; ++j) {
       if (std::filesystem::equivalent(path, args.shards[j], ec)) {
-        return ReportError(Status::InvalidInput(path + ": given twice"));
+        return PrintError(Status::InvalidInput(path + ": given twice"));
       }
     }
     Result<StudyData> data = ReadStudyFile(path);
-    if (!data.ok()) return ReportError(data.status());
+    if (!data.ok()) return PrintError(data.status());
     Result<StudyLock> lock = StudyLock::Acquire(path);
-    if (!lock.ok()) return ReportError(lock.status());
+    if (!lock.ok()) return PrintError(lock.status());
     locks.push_back(std::move(*lock));
     shards.push_back(std::move(*data));
   }
   Result<MergedStudy> merged = MergeShards(shards, args.output, args.allow_missing);
-  if (!merged.ok()) return ReportError(merged.status());
+  if (!merged.ok()) return PrintError(merged.status());
 
   // Written under a temporary name and renamed: OUT is either absent or complete.
   const std::filesystem::path out(args.output);
@@ -62,7 +62,7 @@ int MergeCommand(const MergeArgs& args) {
   if (written.ok()) std::filesystem::rename(partial, args.output, ec);
   if (!written.ok() || ec) {
     std::filesystem::remove(partial, ec);
-    return ReportError(written.ok() ? Status::IoError(args.output + ": cannot rename the merged file into place")
+    return PrintError(written.ok() ? Status::IoError(args.output + ": cannot rename the merged file into place")
                                     : written);
   }
   std::map<std::string, int> states;

@@ -117,7 +117,7 @@ int RunCoordinator(const RunArgs& args, MpiJob* job) {
       // The config error is the message; a worker we cannot reach ends with mpirun anyway.
       CS_IGNORE_ERROR(transport->Send(rank, StopMsg{"invalid config"}));
     }
-    return ReportError(prepared.status());
+    return PrintError(prepared.status());
   }
   const StudyConfig& config = prepared->config;
   const SystemClock clock;
@@ -163,7 +163,7 @@ int RunCoordinator(const RunArgs& args, MpiJob* job) {
       },
       TrialsRoot(config.study));
   if (!summary.ok()) {
-    const int exit_code = ReportError(summary.status());
+    const int exit_code = PrintError(summary.status());
     // Bad input is found before any trial runs, and the workers stop at our word; a failure
     // during the run (the study file's disk, MPI) can leave a worker blocked sending a result
     // that will never be received, so the job ends here.
@@ -211,7 +211,7 @@ int RunWorker(Transport* transport, WorkerIdentity identity) {
   Status guarded = SpawnLauncher::AdoptOrphans();
   identity.isolation = SpawnLauncher::UseCgroups();
   if (guarded.ok()) guarded = SpawnLauncher::StartGuard();
-  if (!guarded.ok()) return ReportError(guarded.WithContext("worker rank " + std::to_string(transport->rank())));
+  if (!guarded.ok()) return PrintError(guarded.WithContext("worker rank " + std::to_string(transport->rank())));
   std::string no_nvml;
   const std::unique_ptr<GpuProbe> nvml = LoadNvml(&no_nvml);  // null without an NVIDIA driver
   identity.no_gpu_telemetry = no_nvml;
@@ -231,7 +231,7 @@ int RunWorker(Transport* transport, WorkerIdentity identity) {
   const Status status = worker.Run();
   SpawnLauncher::ReleaseCgroups();
   if (!status.ok()) {
-    return ReportError(status.WithContext("worker rank " + std::to_string(transport->rank()) + " on " + identity.host));
+    return PrintError(status.WithContext("worker rank " + std::to_string(transport->rank()) + " on " + identity.host));
   }
   return kExitOk;
 }
@@ -241,10 +241,10 @@ int RunWorker(Transport* transport, WorkerIdentity identity) {
 int RunCommand(const RunArgs& args, int* argc, char*** argv) {
   InstallStopHandlers();  // before MPI starts threads, so they inherit nothing else
   Result<std::unique_ptr<MpiJob>> job = MpiJob::Start(argc, argv);
-  if (!job.ok()) return ReportError(job.status());
+  if (!job.ok()) return PrintError(job.status());
   MpiJob& mpi = **job;
   if (mpi.size() < 2) {
-    return ReportError(Status::InvalidInput(
+    return PrintError(Status::InvalidInput(
         "cleansweep run needs at least 2 MPI ranks: rank 0 coordinates and every other rank runs trials.\n"
         "  start it as:  mpirun -np 3 cleansweep run " +
         args.config +

@@ -60,7 +60,7 @@ void PrintSamplerTime(const StudyData& study) {
 
 int ShowCommand(const ShowArgs& args) {
   Result<StudyData> study = ReadStudyFile(args.study);
-  if (!study.ok()) return ReportError(study.status());
+  if (!study.ok()) return PrintError(study.status());
   const StudyConfig& c = study->config;
   std::printf("study %s (%s %s) in %s\n", c.study.name.c_str(), DirectionName(c.study.direction),
               c.study.metric.c_str(), args.study.c_str());

@@ -6,14 +6,14 @@
 
 namespace cleansweep {
 
-int ReportError(const Status& status) {
+int PrintError(const Status& status) {
   std::fprintf(stderr, "cleansweep: error: %s\n", status.message().c_str());
   return status.code() == Status::Code::kInvalidInput ? kExitBadInput : kExitFailure;
 }
 
 int ValidateCommand(const ValidateArgs& args) {
   Result<PreparedStudy> prepared = PrepareStudy(args.config, args.sets, StudyMode::kCheck, false);
-  if (!prepared.ok()) return ReportError(prepared.status());
+  if (!prepared.ok()) return PrintError(prepared.status());
   const StudyConfig& c = prepared->config;
   std::printf("%s: valid\n", args.config.c_str());
   std::printf("study     %s: %s %s, %lld trials", c.study.name.c_str(), DirectionName(c.study.direction),

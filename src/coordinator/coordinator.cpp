@@ -184,7 +184,7 @@ Status Coordinator::Dispatch() {
     running.worker = static_cast<int>(rank);
     running.host = slot.host;
     running.gpu = slot.gpu;
-    CS_RETURN_IF_ERROR(Commit(running));  // RUNNING in the file before it starts (Settle sends it)
+    CS_RETURN_IF_ERROR(StageRow(running));  // RUNNING in the file before it starts (CommitTurn sends it)
     curves_[running.number];              // running, no values yet
     pending_assigns_.push_back({static_cast<int>(rank), AssignMsg{running.number, running.params, running.attempt}});
     history_.running[running.number] = running.params;
@@ -225,7 +225,7 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   record.retry_of = it->second.retry_of;
   record.attempt = it->second.attempt;
   running_.erase(it);
-  CS_RETURN_IF_ERROR(Commit(record));  // durable (at Settle) before anything depending on it leaves
+  CS_RETURN_IF_ERROR(StageRow(record));  // durable (at CommitTurn) before anything depending on it leaves
   curves_[record.number].state = record.state;
   prune_sent_.erase(record.number);
   int failures = failures_[record.number];
@@ -270,7 +270,7 @@ Status Coordinator::RecordReport(int source, const IntermediateValue& v) {
 }
 
 Status Coordinator::Handle(const Envelope& envelope) {
-  if (const auto* report = std::get_if<ReportMsg>(&envelope.message)) {
+  if (const auto* report = std::get_if<StepMsg>(&envelope.message)) {
     return RecordReport(envelope.source, report->value);
   }
   if (const auto* result = std::get_if<ResultMsg>(&envelope.message)) {
@@ -292,12 +292,12 @@ Status Coordinator::Handle(const Envelope& envelope) {
                               std::to_string(envelope.source));
 }
 
-Status Coordinator::Commit(const TrialRecord& record) {
+Status Coordinator::StageRow(const TrialRecord& record) {
   ++uncommitted_rows_;
   return store_->PutTrial(record);
 }
 
-Status Coordinator::Settle() {
+Status Coordinator::CommitTurn() {
   if (uncommitted_rows_ > 0) {
     const auto start = std::chrono::steady_clock::now();  // a measurement, not a scheduling decision
     CS_RETURN_IF_ERROR(store_->Flush());
@@ -360,7 +360,7 @@ Status Coordinator::RecordPrior() {
       r.state = TrialState::kInterrupted;
       r.end_time = r.start_time;
       r.reason = "interrupted: the coordinator stopped while it ran (killed, or the job ended); run again";
-      CS_RETURN_IF_ERROR(Commit(r));
+      CS_RETURN_IF_ERROR(StageRow(r));
     }
     by_number[r.number] = &r;
     if (r.retry_of >= 0) rerun_done.insert(r.retry_of);
@@ -427,7 +427,7 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     Result<std::unique_ptr<StudyStore>> store = open_store();
     status = store.status();
     if (store.ok()) store_ = std::move(*store);
-    if (store_) store_->DeferFlush(true);  // group commit: Settle() flushes once per turn
+    if (store_) store_->DeferFlush(true);  // group commit: CommitTurn() flushes once per turn
   }
   if (status.ok()) status = RecordPrior();
   if (!status.ok()) {
@@ -447,7 +447,7 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
       if (!status.ok()) break;
     }
     status = Dispatch();
-    if (status.ok()) status = Settle();  // this turn's results and RUNNING rows, in one flush
+    if (status.ok()) status = CommitTurn();  // this turn's results and RUNNING rows, in one flush
     if (!status.ok() || (history_.running.empty() && !MoreToLaunch())) break;
     // Awake at the budget's end, not up to a tick after it: trials stop when the budget says.
     const bool budget_next = !stopping_ && UntilBudget() < timing_.tick;
@@ -472,8 +472,8 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     }
   }
   if (store_) {  // what was written is kept, even when the run failed
-    const Status settled = Settle();
-    if (status.ok()) status = settled;
+    const Status committed = CommitTurn();
+    if (status.ok()) status = committed;
   }
   if (!stopping_) {
     const Status stopped = StopAll(StopMsg{status.ok() ? "the study is complete" : "the coordinator failed"});

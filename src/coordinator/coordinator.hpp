@@ -85,10 +85,10 @@ class Coordinator {
 
   Status SetUpWorkers(const std::string& trials_root);
   Status RecordPrior();
-  Status Commit(const TrialRecord& record);  // PutTrial into the open group commit
+  Status StageRow(const TrialRecord& record);  // PutTrial into the open group commit
   // Ends the turn's group commit: one flush makes every row written since the last durable, then
   // the assignments and progress lines that waited on them go out.
-  Status Settle();
+  Status CommitTurn();
   Status CheckStopRequest();
   bool Retryable(const TrialRecord& record, int failures) const;
   Result<Envelope> ReceiveOrFail(Millis max_wait, const char* waiting_for);

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "launch/report_parser.hpp"
+#include "launch/protocol_parser.hpp"
 #include "trial/trial_record.hpp"
 #include "util/duration.hpp"
 
@@ -50,7 +50,7 @@ class TrialProcess {
 
   // Waits up to `max_wait` for output, reports or exit, and handles them; enforces the timeout.
   // Intermediate reports that arrived are appended to `steps`. Returns early on any event.
-  virtual void Poll(Millis max_wait, std::vector<StepReport>* steps) = 0;
+  virtual void Poll(Millis max_wait, std::vector<StepValue>* steps) = 0;
   virtual bool Finished() const = 0;
   // SIGTERM to the trial's process group now, SIGKILL after the grace period; the trial ends in
   // `state` with `reason`, whatever it reports afterwards.
@@ -88,7 +88,7 @@ struct MemoryCap {
 
 // Decides the state of a trial from how it ended; see docs/trial-protocol.md for the rules.
 // `stop_state` is set when we stopped it (timeout, shutdown, protocol error).
-void ClassifyOutcome(const ReportParser& reports, std::optional<TrialState> stop_state, const std::string& stop_reason,
+void ClassifyOutcome(const ProtocolParser& reports, std::optional<TrialState> stop_state, const std::string& stop_reason,
                      const MemoryCap& memory, TrialOutcome* outcome);
 
 }  // namespace cleansweep

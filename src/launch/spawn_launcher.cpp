@@ -207,7 +207,7 @@ class SpawnedTrial : public TrialProcess {
   Status Spawn(const ChildStarter& start, UniqueFd* out_w, UniqueFd* report_w, UniqueFd* control_r);
   void FailToStart(const std::string& reason);
 
-  void Poll(Millis max_wait, std::vector<StepReport>* steps) override;
+  void Poll(Millis max_wait, std::vector<StepValue>* steps) override;
   bool Finished() const override { return finished_; }
   void Stop(TrialState state, const std::string& reason) override;
   void Kill(TrialState state, const std::string& reason) override;
@@ -219,14 +219,14 @@ class SpawnedTrial : public TrialProcess {
 
  private:
   void KillAll();                                      // SIGKILL to its process group and its cgroup
-  bool Drain(int fd, std::vector<StepReport>* steps);  // false at EOF
-  void Reap(int status, const rusage& usage, std::vector<StepReport>* steps);
+  bool Drain(int fd, std::vector<StepValue>* steps);  // false at EOF
+  void Reap(int status, const rusage& usage, std::vector<StepValue>* steps);
   Millis UntilNextDeadline() const;
   void EnforceDeadlines();
 
   LaunchSpec spec_;
   OutputCapture capture_;
-  ReportParser reports_;
+  ProtocolParser reports_;
   TrialOutcome outcome_;
   Clock::time_point started_;          // its timeout counts from here: the process exists
   std::int64_t inherited_rss_kb_ = 0;  // StartedChild
@@ -320,7 +320,7 @@ void SpawnedTrial::FailToStart(const std::string& reason) {
   capture_.Close();
 }
 
-bool SpawnedTrial::Drain(int fd, std::vector<StepReport>* steps) {
+bool SpawnedTrial::Drain(int fd, std::vector<StepValue>* steps) {
   std::array<char, 65536> buf;
   for (int rounds = 0; rounds < 64; ++rounds) {  // bounded, so a flood cannot starve the worker
     const ssize_t n = ReadRetry(fd, buf.data(), buf.size());
@@ -401,7 +401,7 @@ void SpawnedTrial::RequestPrune(const std::string& reason, Millis grace) {
   if (control_w.valid() && ::write(control_w.get(), kLine, sizeof kLine - 1) < 0) control_w.Reset();
 }
 
-void SpawnedTrial::Reap(int status, const rusage& usage, std::vector<StepReport>* steps) {
+void SpawnedTrial::Reap(int status, const rusage& usage, std::vector<StepValue>* steps) {
   // Take what is still buffered in the pipes, then make sure nothing of the group survives.
   while (out_r.valid() && Drain(out_r.get(), steps)) {
     pollfd p{out_r.get(), POLLIN, 0};
@@ -456,7 +456,7 @@ void SpawnedTrial::Reap(int status, const rusage& usage, std::vector<StepReport>
   }
 }
 
-void SpawnedTrial::Poll(Millis max_wait, std::vector<StepReport>* steps) {
+void SpawnedTrial::Poll(Millis max_wait, std::vector<StepValue>* steps) {
   if (finished_) return;
   EnforceDeadlines();
   std::array<pollfd, 3> fds{};

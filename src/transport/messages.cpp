@@ -36,8 +36,8 @@ const char* TagName(Tag tag) {
       return "ready";
     case Tag::kAssign:
       return "assign";
-    case Tag::kReport:
-      return "report";
+    case Tag::kStep:
+      return "step";
     case Tag::kResult:
       return "result";
     case Tag::kStop:
@@ -69,8 +69,8 @@ Result<Message> Decode(int tag, const std::string& payload) {
       return DecodeAs<ReadyMsg>(payload);
     case Tag::kAssign:
       return DecodeAs<AssignMsg>(payload);
-    case Tag::kReport:
-      return DecodeAs<ReportMsg>(payload);
+    case Tag::kStep:
+      return DecodeAs<StepMsg>(payload);
     case Tag::kResult:
       return DecodeAs<ResultMsg>(payload);
     case Tag::kStop:

@@ -14,7 +14,7 @@ enum class Tag : int {
   kSetup,      // coordinator -> worker: the effective config and where trial folders go
   kReady,      // worker -> coordinator: set up (or why not), and the GPU it will use
   kAssign,     // coordinator -> worker: run this trial
-  kReport,     // worker -> coordinator: an intermediate value of the running trial
+  kStep,       // worker -> coordinator: an intermediate value of the running trial
   kResult,     // worker -> coordinator: the trial ended
   kStop,       // coordinator -> worker: interrupt any trial, then exit
   kPrune,      // coordinator -> worker: the running trial is pruned
@@ -62,7 +62,7 @@ struct AssignMsg {
   }
 };
 
-struct ReportMsg {
+struct StepMsg {
   IntermediateValue value;
   template <class A>
   void serialize(A& ar) {
@@ -102,7 +102,7 @@ struct PruneMsg {
   }
 };
 
-using Message = std::variant<HelloMsg, SetupMsg, ReadyMsg, AssignMsg, ReportMsg, ResultMsg, StopMsg, PruneMsg>;
+using Message = std::variant<HelloMsg, SetupMsg, ReadyMsg, AssignMsg, StepMsg, ResultMsg, StopMsg, PruneMsg>;
 
 Tag TagOf(const Message& message);
 std::string Encode(const Message& message);

@@ -202,7 +202,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
   auto next_sample = std::chrono::steady_clock::now();
   if (started.ok()) {
     TrialProcess& trial = **started;
-    std::vector<StepReport> steps;
+    std::vector<StepValue> steps;
     using SteadyClock = std::chrono::steady_clock;
     std::optional<SteadyClock::time_point> stop_at;    // the coordinator's grace for this trial ends
     std::optional<SteadyClock::time_point> signalled;  // we got a stop signal ourselves
@@ -213,9 +213,9 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         SampleGpu(trial.ProcessGroup(), &record, &device_peak);
         next_sample = std::chrono::steady_clock::now() + kGpuSample;
       }
-      for (const StepReport& s : steps) {
+      for (const StepValue& s : steps) {
         const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-        CS_RETURN_IF_ERROR(transport_->Send(0, ReportMsg{{assign.number, s.step, s.value, now}}));
+        CS_RETURN_IF_ERROR(transport_->Send(0, StepMsg{{assign.number, s.step, s.value, now}}));
       }
       steps.clear();
       const auto now = SteadyClock::now();

@@ -55,7 +55,7 @@ class ForkServerLauncherTest : public ::testing::Test {
   }
 
   TrialOutcome Run(std::unique_ptr<TrialProcess> trial) {
-    std::vector<StepReport> steps;
+    std::vector<StepValue> steps;
     while (!trial->Finished()) trial->Poll(Millis(1000), &steps);
     return trial->Outcome();
   }

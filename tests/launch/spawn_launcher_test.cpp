@@ -84,10 +84,10 @@ class LauncherTest : public ::testing::TestWithParam<std::string> {
   }
 
   // Runs the trial to its end and returns the outcome; `steps` gets its intermediate reports.
-  TrialOutcome RunToEnd(const LaunchSpec& spec, std::vector<StepReport>* steps = nullptr) {
+  TrialOutcome RunToEnd(const LaunchSpec& spec, std::vector<StepValue>* steps = nullptr) {
     Result<std::unique_ptr<TrialProcess>> trial = launcher_->Start(spec);
     EXPECT_TRUE(trial.ok()) << trial.status().message();
-    std::vector<StepReport> local;
+    std::vector<StepValue> local;
     while (!(*trial)->Finished()) (*trial)->Poll(Millis(1000), steps ? steps : &local);
     return (*trial)->Outcome();
   }
@@ -103,7 +103,7 @@ class SpawnLauncherTest : public LauncherTest {};  // the tests that only make s
 INSTANTIATE_TEST_SUITE_P(Spawn, SpawnLauncherTest, ::testing::Values("spawn"));
 
 TEST_P(LauncherTest, CompleteTrialReportsEverything) {
-  std::vector<StepReport> steps;
+  std::vector<StepValue> steps;
   const TrialOutcome o = RunToEnd(Spec("ok"), &steps);
   EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
   ASSERT_TRUE(o.value);
@@ -186,7 +186,7 @@ TEST_P(LauncherTest, TimeoutKillsTheWholeProcessGroup) {
   spec.timeout = Millis(300);
   Result<std::unique_ptr<TrialProcess>> trial = launcher_->Start(spec);
   ASSERT_TRUE(trial.ok());
-  std::vector<StepReport> steps;
+  std::vector<StepValue> steps;
   while (!(*trial)->Finished()) (*trial)->Poll(Millis(1000), &steps);
   const TrialOutcome& o = (*trial)->Outcome();
   EXPECT_EQ(o.state, TrialState::kTimeout);
@@ -210,7 +210,7 @@ TEST_P(LauncherTest, TrialIgnoringSigtermIsKilledAfterTheGrace) {
 TEST_P(LauncherTest, StopInterruptsARunningTrial) {
   Result<std::unique_ptr<TrialProcess>> trial = launcher_->Start(Spec("hang"));
   ASSERT_TRUE(trial.ok());
-  std::vector<StepReport> steps;
+  std::vector<StepValue> steps;
   while (steps.size() < 3) (*trial)->Poll(Millis(1000), &steps);  // it is running for sure
   (*trial)->Stop(TrialState::kInterrupted, "interrupted: test");
   while (!(*trial)->Finished()) (*trial)->Poll(Millis(1000), &steps);
@@ -254,7 +254,7 @@ std::vector<pid_t> RunInAWorkerAndKillIt(const std::string& kind, const LaunchSp
     const std::unique_ptr<Launcher> launcher = MakeLauncher(kind);
     Result<std::unique_ptr<TrialProcess>> trial = launcher->Start(spec);
     if (!trial.ok()) ::_exit(2);
-    std::vector<StepReport> steps;
+    std::vector<StepValue> steps;
     while (true) (*trial)->Poll(Millis(1000), &steps);
   }
   std::vector<pid_t> pids;

@@ -208,17 +208,20 @@ int ToyMain(int argc, char** argv) {
 
 #ifdef TOY_TRIAL_PLUGIN
 namespace {
-// Starts a process that sleeps for ten minutes and writes its pid to `pids`; with `own_session` it
-// leaves the server's process group (setsid), as a daemonising helper would.
+// Starts a process that sleeps for ten minutes and appends its pid to `pids` (written here, before
+// returning, so the file is complete when prepare() is); with `own_session` it leaves the server's
+// process group (setsid), as a daemonising helper would.
 void StartSleeper(const char* pids, bool own_session) {
-  if (::fork() != 0) return;
-  if (own_session) ::setsid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (own_session) ::setsid();
+    ::sleep(600);
+    ::_exit(0);
+  }
   if (std::FILE* f = std::fopen(pids, "a")) {
-    std::fprintf(f, "%d\n", static_cast<int>(::getpid()));
+    std::fprintf(f, "%d\n", static_cast<int>(pid));
     std::fclose(f);
   }
-  ::sleep(600);
-  ::_exit(0);
 }
 
 int Prepare() {

@@ -27,7 +27,7 @@ class FakeTrial : public TrialProcess {
             std::atomic<int>* deaths = nullptr)
       : params_(std::move(params)), polls_left_(polls), hang_(hang), crash_(crash), die_by_(die_by), deaths_(deaths) {}
 
-  void Poll(Millis, std::vector<StepReport>* steps) override {
+  void Poll(Millis, std::vector<StepValue>* steps) override {
     if (finished_) return;
     if (die_by_ != 0) {  // killed by a signal from outside (a batch system's SIGTERM, say)
       outcome_.state = TrialState::kCrash;

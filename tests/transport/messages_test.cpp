@@ -39,7 +39,7 @@ TEST(Messages, EveryTypeRoundTrips) {
   EXPECT_EQ(assign.params.at("f"), ParamValue(0.125));
   EXPECT_EQ(assign.params.at("s"), ParamValue(std::string("adam")));
   EXPECT_EQ(assign.attempt, 2);
-  const ReportMsg report = RoundTrip(ReportMsg{{5, 3, 0.75, 12.5}});
+  const StepMsg report = RoundTrip(StepMsg{{5, 3, 0.75, 12.5}});
   EXPECT_EQ(report.value.trial, 5);
   EXPECT_EQ(report.value.step, 3);
   TrialRecord r;

@@ -1,4 +1,4 @@
-#include "launch/report_parser.hpp"
+#include "launch/protocol_parser.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 namespace cleansweep {
 namespace {
 
-TEST(ReportParser, ReadsStepsAttrsAndTheFinalValue) {
-  ReportParser parser;
-  std::vector<StepReport> steps;
+TEST(ProtocolParser, ReadsStepsAttrsAndTheFinalValue) {
+  ProtocolParser parser;
+  std::vector<StepValue> steps;
   const std::string text = "{\"step\": 0, \"value\": 0.5}\n{\"attrs\": {\"a\": 1}}\n\n{\"step\": 1, \"val";
   parser.Feed(text.data(), text.size(), &steps);
   ASSERT_EQ(steps.size(), 1u);  // the second step line is not complete yet
@@ -25,9 +25,9 @@ TEST(ReportParser, ReadsStepsAttrsAndTheFinalValue) {
   EXPECT_FALSE(parser.error());
 }
 
-TEST(ReportParser, OutOfMemoryNotice) {
-  ReportParser parser;
-  std::vector<StepReport> steps;
+TEST(ProtocolParser, OutOfMemoryNotice) {
+  ProtocolParser parser;
+  std::vector<StepValue> steps;
   const std::string text = "{\"oom\": \"gpu\", \"message\": \"CUDA out of memory\"}\n";
   parser.Feed(text.data(), text.size(), &steps);
   EXPECT_EQ(*parser.oom(), "gpu");
@@ -35,15 +35,15 @@ TEST(ReportParser, OutOfMemoryNotice) {
 }
 
 void ExpectError(const std::string& text, const std::string& expected) {
-  ReportParser parser;
-  std::vector<StepReport> steps;
+  ProtocolParser parser;
+  std::vector<StepValue> steps;
   parser.Feed(text.data(), text.size(), &steps);
   parser.Finish(&steps);
   ASSERT_TRUE(parser.error()) << text;
   EXPECT_NE(parser.error()->find(expected), std::string::npos) << *parser.error();
 }
 
-TEST(ReportParser, MalformedLinesAreErrorsWithTheirLineNumber) {
+TEST(ProtocolParser, MalformedLinesAreErrorsWithTheirLineNumber) {
   ExpectError("{\"value\": 1}\nnot json\n", "report line 2: not a JSON object: not json");
   ExpectError("[1, 2]\n", "not a JSON object");
   ExpectError("{\"valu\": 1}\n", "unknown key 'valu'");
@@ -55,35 +55,35 @@ TEST(ReportParser, MalformedLinesAreErrorsWithTheirLineNumber) {
   ExpectError("{\"step\": 1}\n", "an intermediate report needs a finite value");
   ExpectError("{\"attrs\": 3}\n", "attrs must be a JSON object");
   ExpectError("{\"oom\": \"disk\"}\n", "oom must be");
-  ExpectError(std::string(ReportParser::kMaxLineBytes + 10, 'x'), "without a newline");
+  ExpectError(std::string(ProtocolParser::kMaxLineBytes + 10, 'x'), "without a newline");
 }
 
-TEST(ReportParser, DepthAndAttrCountAreBounded) {
+TEST(ProtocolParser, DepthAndAttrCountAreBounded) {
   std::string deep = "{\"attrs\": ";
   for (int i = 0; i < 30000; ++i) deep += "[";
-  ReportParser parser;
-  std::vector<StepReport> steps;
+  ProtocolParser parser;
+  std::vector<StepValue> steps;
   const std::string text = deep + "\n{\"value\": 1}\n";
   parser.Feed(text.data(), text.size(), &steps);
   ASSERT_TRUE(parser.error().has_value());
   EXPECT_NE(parser.error()->find("report line 1: JSON nested deeper than 64 levels"), std::string::npos);
   EXPECT_FALSE(parser.final_value().has_value());  // nothing after the first error counts
 
-  ReportParser many;
+  ProtocolParser many;
   std::string attrs = "{\"attrs\": {";
-  for (size_t i = 0; i <= ReportParser::kMaxAttrs; ++i) attrs += (i ? ",\"a" : "\"a") + std::to_string(i) + "\": 1";
+  for (size_t i = 0; i <= ProtocolParser::kMaxAttrs; ++i) attrs += (i ? ",\"a" : "\"a") + std::to_string(i) + "\": 1";
   attrs += "}}\n";
   many.Feed(attrs.data(), attrs.size(), &steps);
   ASSERT_TRUE(many.error().has_value());
   EXPECT_NE(many.error()->find("more than 1000 attrs"), std::string::npos);
 }
 
-TEST(ReportParser, AnEchoedBadLineIsCutOnACharacterBoundary) {
+TEST(ProtocolParser, AnEchoedBadLineIsCutOnACharacterBoundary) {
   std::string line;
   for (int i = 0; i < 100; ++i) line += "\xE2\x82\xAC";  // 300 bytes, not JSON
   line += "\n";
-  ReportParser parser;
-  std::vector<StepReport> steps;
+  ProtocolParser parser;
+  std::vector<StepValue> steps;
   parser.Feed(line.data(), line.size(), &steps);
   ASSERT_TRUE(parser.error().has_value());
   EXPECT_TRUE(IsValidUtf8(*parser.error())) << *parser.error();

@@ -1,4 +1,4 @@
-#include "launch/report_parser.hpp"
+#include "launch/protocol_parser.hpp"
 
 #include <cmath>
 
@@ -12,11 +12,11 @@ bool IsFiniteNumber(const nlohmann::json& j) { return j.is_number() && std::isfi
 
 }  // namespace
 
-void ReportParser::Fail(const std::string& message) {
+void ProtocolParser::Fail(const std::string& message) {
   if (!error_) error_ = "report line " + std::to_string(line_number_) + ": " + message;
 }
 
-void ReportParser::Feed(const char* data, size_t size, std::vector<StepReport>* steps) {
+void ProtocolParser::Feed(const char* data, size_t size, std::vector<StepValue>* steps) {
   if (error_) return;
   pending_.append(data, size);
   size_t start = 0;
@@ -31,12 +31,12 @@ void ReportParser::Feed(const char* data, size_t size, std::vector<StepReport>* 
   }
 }
 
-void ReportParser::Finish(std::vector<StepReport>* steps) {
+void ProtocolParser::Finish(std::vector<StepValue>* steps) {
   if (!error_ && !pending_.empty()) ParseLine(pending_, steps);
   pending_.clear();
 }
 
-void ReportParser::ParseLine(const std::string& line, std::vector<StepReport>* steps) {
+void ProtocolParser::ParseLine(const std::string& line, std::vector<StepValue>* steps) {
   ++line_number_;
   if (line.find_first_not_of(" \t\r") == std::string::npos) return;  // blank lines are harmless
   // Depth first: a line nested 100,000 deep parses, but copying or dumping it overflows the stack.
@@ -65,7 +65,7 @@ void ReportParser::ParseLine(const std::string& line, std::vector<StepReport>* s
       return Fail("step must be a whole number >= 0");
     }
     if (!j.contains("value") || !IsFiniteNumber(j["value"])) return Fail("an intermediate report needs a finite value");
-    const StepReport report{j["step"].get<std::int64_t>(), j["value"].get<double>()};
+    const StepValue report{j["step"].get<std::int64_t>(), j["value"].get<double>()};
     last_step_ = report.step;
     last_value_ = report.value;
     steps->push_back(report);

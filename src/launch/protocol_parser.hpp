@@ -10,7 +10,7 @@
 
 namespace cleansweep {
 
-struct StepReport {
+struct StepValue {
   std::int64_t step = 0;
   double value = 0;
 };
@@ -18,15 +18,15 @@ struct StepReport {
 // Feed it bytes as they arrive; it keeps the final value, attributes and an out-of-memory notice,
 // and hands intermediate reports out as they complete. The first protocol error is kept and
 // everything after it ignored.
-class ReportParser {
+class ProtocolParser {
  public:
   static constexpr size_t kMaxLineBytes = 1 << 20;
   static constexpr size_t kMaxAttrs = 1000;  // distinct top-level attr names; each becomes a column
 
   // Consumes `data`; appends completed intermediate reports to `steps`.
-  void Feed(const char* data, size_t size, std::vector<StepReport>* steps);
+  void Feed(const char* data, size_t size, std::vector<StepValue>* steps);
   // End of stream: a last line without a newline is parsed too.
-  void Finish(std::vector<StepReport>* steps);
+  void Finish(std::vector<StepValue>* steps);
 
   const std::optional<double>& final_value() const { return final_value_; }
   const nlohmann::json& attrs() const { return attrs_; }
@@ -37,7 +37,7 @@ class ReportParser {
   const std::optional<double>& last_value() const { return last_value_; }  // of the last step report
 
  private:
-  void ParseLine(const std::string& line, std::vector<StepReport>* steps);
+  void ParseLine(const std::string& line, std::vector<StepValue>* steps);
   void Fail(const std::string& message);
 
   std::string pending_;
