@@ -23,6 +23,7 @@
 #include "launch/child_process.hpp"
 #include "launch/output_capture.hpp"
 #include "launch/trial_cgroup.hpp"
+#include "util/clock.hpp"
 #include "util/unique_fd.hpp"
 
 extern char** environ;
@@ -164,8 +165,6 @@ void ReapStrayZombies() {
   }
 }
 
-double UnixNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
-
 // A pipe whose ends sit at fd >= 10 (so the child's dup2 onto 0..3 never collides), close-on-exec,
 // the read end non-blocking.
 Status MakePipe(UniqueFd* read_end, UniqueFd* write_end) {
@@ -218,7 +217,7 @@ class SpawnedTrial : public TrialProcess {
   std::optional<TrialCgroup> cgroup_;  // set before Spawn where cgroup v2 is usable
 
  private:
-  void KillAll();                                      // SIGKILL to its process group and its cgroup
+  void KillAll();                                     // SIGKILL to its process group and its cgroup
   bool Drain(int fd, std::vector<StepValue>* steps);  // false at EOF
   void Reap(int status, const rusage& usage, std::vector<StepValue>* steps);
   Millis UntilNextDeadline() const;

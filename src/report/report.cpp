@@ -28,8 +28,6 @@ extern const char kReport_js[];
 
 namespace {
 
-double UnixNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
-
 std::string Iso8601(double unix_seconds) {
   const auto t = static_cast<std::time_t>(unix_seconds);
   std::tm tm{};
@@ -104,7 +102,7 @@ std::string DefaultReportPath(const std::string& study_path) {
 
 std::string RenderReport(const ReportInput& input) {
   const StudyConfig& c = input.config;
-  const double now = UnixNow();
+  const double now = input.now > 0 ? input.now : UnixNow();
   nlohmann::json data;
   data["study"] = {{"name", c.study.name},
                    {"direction", DirectionName(c.study.direction)},
@@ -166,8 +164,12 @@ Status WriteReportFile(const std::string& path, const std::string& html) {
 }
 
 ReportingStore::ReportingStore(std::unique_ptr<StudyStore> inner, ReportInput base, std::string report_path,
-                               Millis every)
-    : inner_(std::move(inner)), input_(std::move(base)), path_(std::move(report_path)), every_(every) {
+                               Millis every, const Clock* clock)
+    : inner_(std::move(inner)),
+      input_(std::move(base)),
+      path_(std::move(report_path)),
+      every_(every),
+      clock_(clock ? clock : SystemClock::Get()) {
   input_.refresh_seconds = static_cast<int>(std::max<long long>(1, every_.count() / 1000));
   for (size_t i = 0; i < input_.trials.size(); ++i) row_of_[input_.trials[i].number] = i;
 }
@@ -204,9 +206,10 @@ Status ReportingStore::Flush() {
 }
 
 void ReportingStore::MaybeWrite(bool final) {
-  const double now = UnixNow();
+  const double now = clock_->Now();
   if (!final && now - last_written_ < static_cast<double>(every_.count()) / 1e3) return;
   last_written_ = now;
+  input_.now = now;
   if (final) input_.refresh_seconds = 0;  // the run is over: the page stops reloading
   const Status written = WriteReportFile(path_, RenderReport(input_));
   if (!written.ok() && !warned_) {

@@ -11,6 +11,7 @@
 
 #include "study/study_file.hpp"
 #include "study/study_store.hpp"
+#include "util/clock.hpp"
 
 namespace cleansweep {
 
@@ -22,6 +23,7 @@ struct ReportInput {
   std::vector<TrialRecord> trials;
   std::vector<IntermediateValue> intermediate;
   int refresh_seconds = 0;  // > 0: the page reloads itself this often (the sweep is running)
+  double now = 0;           // the page's "generated" time, Unix seconds; 0: the system clock's now
 };
 
 ReportInput ReportInputFrom(const StudyData& study);
@@ -39,7 +41,9 @@ Status WriteReportFile(const std::string& path, const std::string& html);
 // the run). A report that cannot be written is a warning on stderr, never a failed sweep.
 class ReportingStore : public StudyStore {
  public:
-  ReportingStore(std::unique_ptr<StudyStore> inner, ReportInput base, std::string report_path, Millis every);
+  // `clock` (the system clock if null) decides when `every` has passed.
+  ReportingStore(std::unique_ptr<StudyStore> inner, ReportInput base, std::string report_path, Millis every,
+                 const Clock* clock = nullptr);
   ~ReportingStore() override;
   ReportingStore(const ReportingStore&) = delete;
   ReportingStore& operator=(const ReportingStore&) = delete;
@@ -65,6 +69,7 @@ class ReportingStore : public StudyStore {
   bool deferred_ = false;
   std::string path_;
   Millis every_;
+  const Clock* clock_;
   double last_written_ = 0;
   bool warned_ = false;
 };

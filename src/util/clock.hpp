@@ -5,6 +5,11 @@
 
 namespace cleansweep {
 
+// Seconds since the Unix epoch, from the system clock: the one place that reads it.
+inline double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 class Clock {
  public:
   virtual ~Clock() = default;
@@ -14,8 +19,11 @@ class Clock {
 
 class SystemClock : public Clock {
  public:
-  double Now() const override {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  double Now() const override { return UnixNow(); }
+  // One for whoever is given no clock of their own.
+  static const SystemClock* Get() {
+    static const SystemClock clock;
+    return &clock;
   }
 };
 

@@ -192,8 +192,7 @@ void Worker::SampleGpu(int process_group, TrialRecord* record, double* device_pe
 Status Worker::RunTrial(const AssignMsg& assign) {
   TrialRecord record;
   if (!GpuIsClean(&record)) {  // recorded FAIL with the reason; the trial never starts
-    record.start_time = record.end_time =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    record.start_time = record.end_time = clock_->Now();
     return SendResult(assign, std::move(record));
   }
   Result<std::unique_ptr<TrialProcess>> started = launcher_->Start(SpecFor(assign));
@@ -214,7 +213,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         next_sample = std::chrono::steady_clock::now() + kGpuSample;
       }
       for (const StepValue& s : steps) {
-        const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+        const double now = clock_->Now();
         CS_RETURN_IF_ERROR(transport_->Send(0, StepMsg{{assign.number, s.step, s.value, now}}));
       }
       steps.clear();
@@ -291,8 +290,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     // of FAILs), the trial runs again when the study resumes.
     record.state = TrialState::kInterrupted;
     record.reason = "not started: " + started.status().message();
-    record.start_time = record.end_time =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    record.start_time = record.end_time = clock_->Now();
     return SendResult(assign, std::move(record), started.status().message());
   }
   return SendResult(assign, std::move(record));

@@ -13,6 +13,7 @@
 #include "gpu/gpu_probe.hpp"
 #include "launch/launcher.hpp"
 #include "transport/transport.hpp"
+#include "util/clock.hpp"
 #include "worker/gpu_binding.hpp"
 
 namespace cleansweep {
@@ -38,6 +39,8 @@ class Worker {
   // Stop signals this process got (the CLI counts them): 1 = stop gracefully, 2 = stop now. The
   // coordinator normally gets the same signal and says how to stop; these cover a silent one.
   void SetSignalPoll(std::function<int()> poll) { signal_poll_ = std::move(poll); }
+  // The clock of the times it records for the coordinator (the system clock unless set).
+  void SetClock(const Clock* clock) { clock_ = clock; }
 
   // GPU memory telemetry and the clean-device check (docs/gpu.md); none without it. Must outlive
   // the worker.
@@ -70,6 +73,7 @@ class Worker {
   std::string gpu_;
   std::string trials_root_;
   std::function<int()> signal_poll_;
+  const Clock* clock_ = SystemClock::Get();
   GpuProbe* gpu_probe_ = nullptr;
   std::set<int> earlier_gpu_pids_;  // processes of earlier trials seen holding memory on our GPU
   bool stop_ = false;

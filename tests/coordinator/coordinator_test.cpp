@@ -18,6 +18,7 @@
 #include "support/borrowed_store.hpp"
 #include "support/fake_launcher.hpp"
 #include "support/faults.hpp"
+#include "support/manual_clock.hpp"
 #include "transport/in_process_transport.hpp"
 #include "worker/worker.hpp"
 
@@ -26,6 +27,7 @@ namespace {
 
 using testing::FakeLauncher;
 using testing::FakeObjective;
+using testing::ManualClock;
 
 StudyConfig Config(const std::string& study, const std::string& sampler, const std::string& command = "[sh]") {
   Result<StudyConfig> config =
@@ -176,16 +178,6 @@ TEST(Coordinator, TimeBudgetInterruptsRunningTrialsAndStops) {
   }
   EXPECT_EQ(sweep.launcher().started, 2);
 }
-
-// A clock that says what it is set to.
-class ManualClock : public Clock {
- public:
-  double Now() const override { return now_.load(); }
-  void Advance(Millis by) { now_ = now_.load() + static_cast<double>(by.count()) / 1e3; }
-
- private:
-  std::atomic<double> now_{1000.0};
-};
 
 // Once `*started` (the study's store is open: the set-up is over), the coordinator's waits pass in
 // simulated time: each Receive moves `clock` on by the whole wait asked for, whatever arrives (the

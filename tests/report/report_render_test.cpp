@@ -9,6 +9,7 @@
 #include "support/faults.hpp"
 
 #include "report/report.hpp"
+#include "support/manual_clock.hpp"
 #include "support/temp_dir.hpp"
 
 namespace cleansweep {
@@ -68,18 +69,27 @@ TEST(ReportingStore, RewritesTheReportDuringTheRunAndStopsTheReloadAtTheEnd) {
     inner = memory.get();
     ReportInput base = Input();
     base.trials = {Trial(0)};  // from the file being resumed
-    ReportingStore store(std::move(memory), std::move(base), path, Millis(5000));
+    testing::ManualClock clock;
+    ReportingStore store(std::move(memory), std::move(base), path, Millis(5000), &clock);
     ASSERT_TRUE(store.PutTrial(Trial(1)).ok());
     const std::string live = Read(path);
     EXPECT_NE(live.find("<meta http-equiv=\"refresh\" content=\"5\">"), std::string::npos);
     EXPECT_NE(live.find("\"n\":1"), std::string::npos);
     EXPECT_NE(live.find("\"n\":0"), std::string::npos);
-    ASSERT_TRUE(store.PutTrial(Trial(2)).ok());  // within 5 s: not rewritten yet
+    clock.Advance(Millis(4999));
+    ASSERT_TRUE(store.PutTrial(Trial(2)).ok());  // within 5 s: not redrawn yet
     EXPECT_EQ(Read(path).find("\"n\":2"), std::string::npos);
-    EXPECT_EQ(inner->trials.size(), 2u);  // everything reaches the real store
+    clock.Advance(Millis(1));
+    ASSERT_TRUE(store.PutTrial(Trial(3)).ok());  // 5 s after the last drawing: redrawn, with both
+    EXPECT_NE(Read(path).find("\"n\":2"), std::string::npos);
+    EXPECT_NE(Read(path).find("\"n\":3"), std::string::npos);
+    clock.Advance(Millis(1000));
+    ASSERT_TRUE(store.PutTrial(Trial(4)).ok());
+    EXPECT_EQ(Read(path).find("\"n\":4"), std::string::npos);
+    EXPECT_EQ(inner->trials.size(), 4u);  // everything reaches the real store
   }
-  const std::string final_report = Read(path);
-  EXPECT_NE(final_report.find("\"n\":2"), std::string::npos);
+  const std::string final_report = Read(path);  // the end of the run draws whatever is left
+  EXPECT_NE(final_report.find("\"n\":4"), std::string::npos);
   EXPECT_EQ(final_report.find("http-equiv=\"refresh\""), std::string::npos);
 }
 
