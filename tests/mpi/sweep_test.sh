@@ -215,15 +215,20 @@ PY
     printf '  steps: 5\n  step_sleep: 0.05\n  q: 0.5\n' >> fork.yaml
     "${mpi[@]}" -np 3 "$bin/cleansweep" run fork.yaml > out.txt 2> err.txt &
     run=$!
-    for _ in 1 2; do
-      sleep 1.2
-      # A trial just forked shows the server's command line until it renames itself (within
-      # microseconds): kill only what still shows it a moment later, the servers.
-      servers=$(pgrep -f "cleansweep-forkserver --socket 3 $work/toy_plugin.so") || fail "no fork server to kill"
+    # signal_servers SIGNAL: to every fork server of ours. A trial just forked shows the server's
+    # command line until it renames itself (within microseconds): only what still shows it a
+    # moment later is a server.
+    signal_servers() {
+      local servers pid
+      servers=$(pgrep -f "cleansweep-forkserver --socket 3 $work/toy_plugin.so") || fail "no fork server to signal"
       sleep 0.2
       for pid in $servers; do
-        if grep -q "cleansweep-forkserver" "/proc/$pid/cmdline" 2> /dev/null; then kill -KILL "$pid"; fi
+        if grep -q "cleansweep-forkserver" "/proc/$pid/cmdline" 2> /dev/null; then kill "-$1" "$pid"; fi
       done
+    }
+    for _ in 1 2; do
+      sleep 1.2
+      signal_servers KILL
     done
     wait $run || fail "run exited $? after its fork servers were killed: $(cat err.txt)"
     grep -q "the fork server (pid [0-9]*, $work/toy_plugin.so) killed by signal 9 (Killed); starting a new one" err.txt ||
@@ -246,11 +251,7 @@ PY
     "${mpi[@]}" -np 3 "$bin/cleansweep" run fork.yaml > out.txt 2> err.txt &
     run=$!
     sleep 1.2
-    servers=$(pgrep -f "cleansweep-forkserver --socket 3 $work/toy_plugin.so") || fail "no fork server to stop"
-    sleep 0.2
-    for pid in $servers; do
-      if grep -q "cleansweep-forkserver" "/proc/$pid/cmdline" 2> /dev/null; then kill -STOP "$pid"; fi
-    done
+    signal_servers STOP
     timeout 120 tail --pid=$run -f /dev/null || fail "the sweep hangs on its stopped fork servers"
     wait $run || fail "run exited $? with stopped fork servers: $(cat err.txt)"
     grep -q "the fork server (pid [0-9]*, $work/toy_plugin.so) is stopped (SIGSTOP or SIGTSTP), killed; starting a new one" err.txt ||
