@@ -60,55 +60,27 @@ Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out
     return r.Error(node["name"], "study.name", "must be non-empty and contain no '/'");
   }
   out->name = *name;
-  if (node["direction"]) {
-    Result<std::string> d = r.String(node["direction"], "study.direction");
-    if (!d.ok()) return d.status();
-    if (*d != "minimize" && *d != "maximize") {
-      return r.Error(node["direction"], "study.direction", "must be minimize or maximize, got '" + *d + "'");
-    }
-    out->direction = *d == "maximize" ? Direction::kMaximize : Direction::kMinimize;
+  const ConfigSection study(r, node, "study");
+  std::string direction = DirectionName(out->direction);
+  CS_RETURN_IF_ERROR(study.Read("direction", &direction));
+  if (direction != "minimize" && direction != "maximize") {
+    return study.Error("direction", "must be minimize or maximize, got '" + direction + "'");
   }
-  if (node["metric"]) {
-    Result<std::string> m = r.String(node["metric"], "study.metric");
-    if (!m.ok()) return m.status();
-    out->metric = *m;
-  }
-  if (node["n_trials"]) {
-    Result<std::int64_t> n = r.Integer(node["n_trials"], "study.n_trials");
-    if (!n.ok()) return n.status();
-    if (*n < 1) return r.Error(node["n_trials"], "study.n_trials", "must be at least 1");
-    out->n_trials = *n;
-  }
-  if (node["time_budget"]) {
-    Result<Millis> t = r.Duration(node["time_budget"], "study.time_budget");
-    if (!t.ok()) return t.status();
-    if (t->count() <= 0) return r.Error(node["time_budget"], "study.time_budget", "must be longer than 0s");
-    out->time_budget = *t;
-  }
+  out->direction = direction == "maximize" ? Direction::kMaximize : Direction::kMinimize;
+  CS_RETURN_IF_ERROR(study.Read("metric", &out->metric));
+  CS_RETURN_IF_ERROR(study.Read("n_trials", &out->n_trials, 1));
+  CS_RETURN_IF_ERROR(study.Read("time_budget", &out->time_budget, Millis(1)));
   out->storage = "results/" + out->name + ".h5";
-  if (node["storage"]) {
-    Result<std::string> s = r.String(node["storage"], "study.storage");
-    if (!s.ok()) return s.status();
-    if (s->empty()) return r.Error(node["storage"], "study.storage", "must be a file path");
-    out->storage = *s;
-  }
-  if (node["trials_dir"]) {
-    Result<std::string> dir = r.String(node["trials_dir"], "study.trials_dir");
-    if (!dir.ok()) return dir.status();
-    if (dir->empty()) return r.Error(node["trials_dir"], "study.trials_dir", "must be a folder path");
-    out->trials_dir = *dir;
-  }
-  if (node["report_every"]) {
-    Result<Millis> every = r.Duration(node["report_every"], "study.report_every");
-    if (!every.ok()) return every.status();
-    if (every->count() < 1000) return r.Error(node["report_every"], "study.report_every", "must be at least 1s");
-    out->report_every = *every;
-  }
-  if (node["shard"]) {
-    Result<std::string> text = r.String(node["shard"], "study.shard");
-    if (!text.ok()) return text.status();
-    Result<Shard> shard = ParseShard(*text);
-    if (!shard.ok()) return r.Error(node["shard"], "study.shard", shard.status().message());
+  CS_RETURN_IF_ERROR(study.Read("storage", &out->storage));
+  if (out->storage.empty()) return study.Error("storage", "must be a file path");
+  CS_RETURN_IF_ERROR(study.Read("trials_dir", &out->trials_dir));
+  if (study.Has("trials_dir") && out->trials_dir.empty()) return study.Error("trials_dir", "must be a folder path");
+  CS_RETURN_IF_ERROR(study.Read("report_every", &out->report_every, Millis(1000)));
+  if (study.Has("shard")) {
+    std::string text;
+    CS_RETURN_IF_ERROR(study.Read("shard", &text));
+    Result<Shard> shard = ParseShard(text);
+    if (!shard.ok()) return study.Error("shard", shard.status().message());
     out->shard = *shard;
     out->storage = ShardStoragePath(out->storage, out->shard);
   }
@@ -128,48 +100,15 @@ const std::map<std::string, std::set<std::string>>& SamplerKeys() {
   return keys;
 }
 
-Status ParseSamplerInt(const YamlReader& r, const YAML::Node& node, const char* key, int low, int* out) {
-  if (!node[key]) return Status::Ok();
-  const std::string path = std::string("sampler.") + key;
-  Result<std::int64_t> v = r.Integer(node[key], path);
-  if (!v.ok()) return v.status();
-  if (*v < low || *v > 1'000'000)
-    return r.Error(node[key], path, "must be between " + std::to_string(low) + " and 1000000");
-  *out = static_cast<int>(*v);
-  return Status::Ok();
-}
-
-Status ParseSamplerFraction(const YamlReader& r, const YAML::Node& node, const char* key, double* out) {
-  if (!node[key]) return Status::Ok();
-  const std::string path = std::string("sampler.") + key;
-  Result<double> v = r.Number(node[key], path);
-  if (!v.ok()) return v.status();
-  if (!(*v > 0 && *v <= 1)) return r.Error(node[key], path, "must be in (0, 1]");
-  *out = *v;
-  return Status::Ok();
-}
-
-Status ParseSamplerBool(const YamlReader& r, const YAML::Node& node, const char* key, bool* out) {
-  if (!node[key]) return Status::Ok();
-  Result<bool> v = r.Bool(node[key], std::string("sampler.") + key);
-  if (!v.ok()) return v.status();
-  *out = *v;
-  return Status::Ok();
-}
-
 Status ParseSampler(const YamlReader& r, const YAML::Node& node, SamplerOptions* out) {
   if (!node) return Status::Ok();
   CS_RETURN_IF_ERROR(r.CheckKeys(node, "sampler",
                                  {"kind", "seed", "n_startup_trials", "n_ei_candidates", "gamma", "gamma_max",
                                   "prior_weight", "multivariate", "constant_liar", "scramble", "sigma0", "popsize"}));
-  if (node["kind"]) {
-    Result<std::string> kind = r.String(node["kind"], "sampler.kind");
-    if (!kind.ok()) return kind.status();
-    if (!SamplerKeys().count(*kind)) {
-      return r.Error(node["kind"], "sampler.kind",
-                     "unknown sampler '" + *kind + "' (available: random, grid, tpe, sobol, cmaes)");
-    }
-    out->kind = *kind;
+  const ConfigSection sampler(r, node, "sampler");
+  CS_RETURN_IF_ERROR(sampler.Read("kind", &out->kind));
+  if (!SamplerKeys().count(out->kind)) {
+    return sampler.Error("kind", "unknown sampler '" + out->kind + "' (available: random, grid, tpe, sobol, cmaes)");
   }
   const std::set<std::string>& allowed = SamplerKeys().at(out->kind);
   for (const auto& item : node) {
@@ -178,28 +117,24 @@ Status ParseSampler(const YamlReader& r, const YAML::Node& node, SamplerOptions*
       return r.Error(item.first, "sampler." + key, "does not apply to the " + out->kind + " sampler");
     }
   }
-  if (node["seed"]) {
-    Result<std::int64_t> seed = r.Integer(node["seed"], "sampler.seed");
-    if (!seed.ok()) return seed.status();
-    if (*seed < 0) return r.Error(node["seed"], "sampler.seed", "must be >= 0");
-    out->seed = static_cast<std::uint64_t>(*seed);
-  }
+  std::int64_t seed = 0;
+  CS_RETURN_IF_ERROR(sampler.Read("seed", &seed, 0));
+  out->seed = static_cast<std::uint64_t>(seed);
   if (out->kind == "cmaes") out->n_startup_trials = 0;
-  CS_RETURN_IF_ERROR(ParseSamplerInt(r, node, "n_startup_trials", 0, &out->n_startup_trials));
-  CS_RETURN_IF_ERROR(ParseSamplerInt(r, node, "n_ei_candidates", 1, &out->n_ei_candidates));
-  CS_RETURN_IF_ERROR(ParseSamplerInt(r, node, "gamma_max", 1, &out->gamma_max));
-  CS_RETURN_IF_ERROR(ParseSamplerInt(r, node, "popsize", 2, &out->popsize));
-  CS_RETURN_IF_ERROR(ParseSamplerFraction(r, node, "gamma", &out->gamma));
-  CS_RETURN_IF_ERROR(ParseSamplerFraction(r, node, "sigma0", &out->sigma0));
-  CS_RETURN_IF_ERROR(ParseSamplerBool(r, node, "multivariate", &out->multivariate));
-  CS_RETURN_IF_ERROR(ParseSamplerBool(r, node, "constant_liar", &out->constant_liar));
-  CS_RETURN_IF_ERROR(ParseSamplerBool(r, node, "scramble", &out->scramble));
-  if (node["prior_weight"]) {
-    Result<double> w = r.Number(node["prior_weight"], "sampler.prior_weight");
-    if (!w.ok()) return w.status();
-    if (!(*w > 0)) return r.Error(node["prior_weight"], "sampler.prior_weight", "must be > 0");
-    out->prior_weight = *w;
+  constexpr std::int64_t kMaxCount = 1'000'000;
+  CS_RETURN_IF_ERROR(sampler.Read("n_startup_trials", &out->n_startup_trials, 0, kMaxCount));
+  CS_RETURN_IF_ERROR(sampler.Read("n_ei_candidates", &out->n_ei_candidates, 1, kMaxCount));
+  CS_RETURN_IF_ERROR(sampler.Read("gamma_max", &out->gamma_max, 1, kMaxCount));
+  CS_RETURN_IF_ERROR(sampler.Read("popsize", &out->popsize, 2, kMaxCount));
+  for (const auto& [key, field] : {std::pair{"gamma", &out->gamma}, std::pair{"sigma0", &out->sigma0}}) {
+    CS_RETURN_IF_ERROR(sampler.Read(key, field));
+    if (sampler.Has(key) && !(*field > 0 && *field <= 1)) return sampler.Error(key, "must be in (0, 1]");
   }
+  CS_RETURN_IF_ERROR(sampler.Read("multivariate", &out->multivariate));
+  CS_RETURN_IF_ERROR(sampler.Read("constant_liar", &out->constant_liar));
+  CS_RETURN_IF_ERROR(sampler.Read("scramble", &out->scramble));
+  CS_RETURN_IF_ERROR(sampler.Read("prior_weight", &out->prior_weight));
+  if (sampler.Has("prior_weight") && !(out->prior_weight > 0)) return sampler.Error("prior_weight", "must be > 0");
   return Status::Ok();
 }
 
@@ -214,14 +149,10 @@ Status ParsePruner(const YamlReader& r, const YAML::Node& node, PrunerOptions* o
   CS_RETURN_IF_ERROR(r.CheckKeys(node, "pruner",
                                  {"kind", "n_startup_trials", "n_warmup_steps", "interval_steps", "n_min_trials",
                                   "min_resource", "max_resource", "reduction_factor", "min_early_stopping_rate"}));
-  if (node["kind"]) {
-    Result<std::string> kind = r.String(node["kind"], "pruner.kind");
-    if (!kind.ok()) return kind.status();
-    if (!kKeys.count(*kind)) {
-      return r.Error(node["kind"], "pruner.kind",
-                     "unknown pruner '" + *kind + "' (available: none, median, asha, hyperband)");
-    }
-    out->kind = *kind;
+  const ConfigSection pruner(r, node, "pruner");
+  CS_RETURN_IF_ERROR(pruner.Read("kind", &out->kind));
+  if (!kKeys.count(out->kind)) {
+    return pruner.Error("kind", "unknown pruner '" + out->kind + "' (available: none, median, asha, hyperband)");
   }
   for (const auto& item : node) {
     const std::string key = item.first.Scalar();
@@ -229,24 +160,16 @@ Status ParsePruner(const YamlReader& r, const YAML::Node& node, PrunerOptions* o
       return r.Error(item.first, "pruner." + key, "does not apply to the " + out->kind + " pruner");
     }
   }
-  const auto integer = [&](const char* key, std::int64_t low, std::int64_t* field) -> Status {
-    if (!node[key]) return Status::Ok();
-    Result<std::int64_t> v = r.Integer(node[key], std::string("pruner.") + key);
-    if (!v.ok()) return v.status();
-    if (*v < low) return r.Error(node[key], std::string("pruner.") + key, "must be at least " + std::to_string(low));
-    *field = *v;
-    return Status::Ok();
-  };
   if (out->reduction_factor == 0) out->reduction_factor = out->kind == "hyperband" ? 3 : 4;
   std::int64_t reduction = out->reduction_factor, rate = out->min_early_stopping_rate;
-  CS_RETURN_IF_ERROR(integer("n_startup_trials", 0, &out->n_startup_trials));
-  CS_RETURN_IF_ERROR(integer("n_warmup_steps", 0, &out->n_warmup_steps));
-  CS_RETURN_IF_ERROR(integer("interval_steps", 1, &out->interval_steps));
-  CS_RETURN_IF_ERROR(integer("n_min_trials", 1, &out->n_min_trials));
-  CS_RETURN_IF_ERROR(integer("min_resource", 1, &out->min_resource));
-  CS_RETURN_IF_ERROR(integer("max_resource", 1, &out->max_resource));
-  CS_RETURN_IF_ERROR(integer("reduction_factor", 2, &reduction));
-  CS_RETURN_IF_ERROR(integer("min_early_stopping_rate", 0, &rate));
+  CS_RETURN_IF_ERROR(pruner.Read("n_startup_trials", &out->n_startup_trials, 0));
+  CS_RETURN_IF_ERROR(pruner.Read("n_warmup_steps", &out->n_warmup_steps, 0));
+  CS_RETURN_IF_ERROR(pruner.Read("interval_steps", &out->interval_steps, 1));
+  CS_RETURN_IF_ERROR(pruner.Read("n_min_trials", &out->n_min_trials, 1));
+  CS_RETURN_IF_ERROR(pruner.Read("min_resource", &out->min_resource, 1));
+  CS_RETURN_IF_ERROR(pruner.Read("max_resource", &out->max_resource, 1));
+  CS_RETURN_IF_ERROR(pruner.Read("reduction_factor", &reduction, 2));
+  CS_RETURN_IF_ERROR(pruner.Read("min_early_stopping_rate", &rate, 0));
   out->reduction_factor = static_cast<int>(std::min<std::int64_t>(reduction, 1000));
   out->min_early_stopping_rate = static_cast<int>(std::min<std::int64_t>(rate, 60));
   if (out->kind == "hyperband" && out->max_resource == 0) {
@@ -294,57 +217,22 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
   if (out->command[0].find('{') != std::string::npos) {
     return r.Error(command[0], "trial.command[0]", "the program itself cannot be a placeholder");
   }
-  if (node["launcher"]) {
-    Result<std::string> kind = r.String(node["launcher"], "trial.launcher");
-    if (!kind.ok()) return kind.status();
-    if (*kind == "spawn") {
-      out->launcher = LauncherKind::kSpawn;
-    } else if (*kind == "forkserver") {
-      out->launcher = LauncherKind::kForkServer;
-    } else {
-      return r.Error(node["launcher"], "trial.launcher",
-                     "expected spawn (exec trial.command for every trial) or forkserver (fork every trial from a "
-                     "server that loaded the plugin trial.command[0] once)");
-    }
+  const ConfigSection trial(r, node, "trial");
+  std::string launcher = out->launcher == LauncherKind::kForkServer ? "forkserver" : "spawn";
+  CS_RETURN_IF_ERROR(trial.Read("launcher", &launcher));
+  if (launcher != "spawn" && launcher != "forkserver") {
+    return trial.Error("launcher",
+                       "expected spawn (exec trial.command for every trial) or forkserver (fork every trial from a "
+                       "server that loaded the plugin trial.command[0] once)");
   }
-  if (node["timeout"]) {
-    Result<Millis> t = r.Duration(node["timeout"], "trial.timeout");
-    if (!t.ok()) return t.status();
-    if (t->count() <= 0) return r.Error(node["timeout"], "trial.timeout", "must be longer than 0s");
-    out->timeout = *t;
-  }
-  if (node["kill_grace"]) {
-    Result<Millis> t = r.Duration(node["kill_grace"], "trial.kill_grace");
-    if (!t.ok()) return t.status();
-    out->kill_grace = *t;
-  }
-  if (node["prune_grace"]) {
-    Result<Millis> t = r.Duration(node["prune_grace"], "trial.prune_grace");
-    if (!t.ok()) return t.status();
-    out->prune_grace = *t;
-  }
-  if (node["gpu_clean_wait"]) {
-    Result<Millis> t = r.Duration(node["gpu_clean_wait"], "trial.gpu_clean_wait");
-    if (!t.ok()) return t.status();
-    out->gpu_clean_wait = *t;
-  }
-  if (node["prepare_timeout"]) {
-    Result<Millis> t = r.Duration(node["prepare_timeout"], "trial.prepare_timeout");
-    if (!t.ok()) return t.status();
-    if (t->count() <= 0) return r.Error(node["prepare_timeout"], "trial.prepare_timeout", "must be longer than 0s");
-    out->prepare_timeout = *t;
-  }
-  if (node["stop_grace"]) {
-    Result<Millis> t = r.Duration(node["stop_grace"], "trial.stop_grace");
-    if (!t.ok()) return t.status();
-    out->stop_grace = *t;
-  }
-  if (node["retries"]) {
-    Result<std::int64_t> n = r.Integer(node["retries"], "trial.retries");
-    if (!n.ok()) return n.status();
-    if (*n < 0 || *n > 100) return r.Error(node["retries"], "trial.retries", "must be between 0 and 100");
-    out->retries = static_cast<int>(*n);
-  }
+  out->launcher = launcher == "forkserver" ? LauncherKind::kForkServer : LauncherKind::kSpawn;
+  CS_RETURN_IF_ERROR(trial.Read("timeout", &out->timeout, Millis(1)));
+  CS_RETURN_IF_ERROR(trial.Read("kill_grace", &out->kill_grace));
+  CS_RETURN_IF_ERROR(trial.Read("prune_grace", &out->prune_grace));
+  CS_RETURN_IF_ERROR(trial.Read("gpu_clean_wait", &out->gpu_clean_wait));
+  CS_RETURN_IF_ERROR(trial.Read("prepare_timeout", &out->prepare_timeout, Millis(1)));
+  CS_RETURN_IF_ERROR(trial.Read("stop_grace", &out->stop_grace));
+  CS_RETURN_IF_ERROR(trial.Read("retries", &out->retries, 0, 100));
   if (node["retry_on"]) {
     const YAML::Node list = node["retry_on"];
     if (!list.IsSequence()) {
@@ -366,28 +254,18 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
       out->retry_on.insert(state);
     }
   }
-  if (node["memory_limit"]) {
-    Result<std::string> text = r.String(node["memory_limit"], "trial.memory_limit");
-    if (!text.ok()) return text.status();
-    Result<std::int64_t> bytes = ParseByteSize(*text);
-    if (!bytes.ok()) return r.Error(node["memory_limit"], "trial.memory_limit", bytes.status().message());
-    if (*bytes < (16 << 20)) {
-      return r.Error(node["memory_limit"], "trial.memory_limit", "must be at least 16M (no program starts in less)");
-    }
+  if (trial.Has("memory_limit")) {
+    std::string text;
+    CS_RETURN_IF_ERROR(trial.Read("memory_limit", &text));
+    Result<std::int64_t> bytes = ParseByteSize(text);
+    if (!bytes.ok()) return trial.Error("memory_limit", bytes.status().message());
+    if (*bytes < (16 << 20)) return trial.Error("memory_limit", "must be at least 16M (no program starts in less)");
     out->memory_limit_bytes = *bytes;
   }
-  if (node["log_limit_mb"]) {
-    Result<std::int64_t> mb = r.Integer(node["log_limit_mb"], "trial.log_limit_mb");
-    if (!mb.ok()) return mb.status();
-    if (*mb < 1) return r.Error(node["log_limit_mb"], "trial.log_limit_mb", "must be at least 1");
-    out->log_limit_bytes = *mb << 20;
-  }
-  if (node["tail_lines"]) {
-    Result<std::int64_t> n = r.Integer(node["tail_lines"], "trial.tail_lines");
-    if (!n.ok()) return n.status();
-    if (*n < 0 || *n > 1000) return r.Error(node["tail_lines"], "trial.tail_lines", "must be between 0 and 1000");
-    out->tail_lines = static_cast<int>(*n);
-  }
+  std::int64_t log_limit_mb = out->log_limit_bytes >> 20;
+  CS_RETURN_IF_ERROR(trial.Read("log_limit_mb", &log_limit_mb, 1, std::int64_t{1} << 30));
+  out->log_limit_bytes = log_limit_mb << 20;
+  CS_RETURN_IF_ERROR(trial.Read("tail_lines", &out->tail_lines, 0, 1000));
   if (node["env"]) {
     CS_RETURN_IF_ERROR(r.ExpectMap(node["env"], "trial.env"));
     for (const auto& item : node["env"]) {

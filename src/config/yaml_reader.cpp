@@ -186,4 +186,60 @@ Result<ParamValue> YamlReader::Scalar(const YAML::Node& node, const std::string&
   return ParamValue(text);
 }
 
+Status ConfigSection::Read(const char* key, std::string* out) const {
+  if (!Has(key)) return Status::Ok();
+  CS_ASSIGN_OR_RETURN(*out, r_.String(node_[key], Key(key)));
+  return Status::Ok();
+}
+
+Status ConfigSection::Read(const char* key, bool* out) const {
+  if (!Has(key)) return Status::Ok();
+  CS_ASSIGN_OR_RETURN(*out, r_.Bool(node_[key], Key(key)));
+  return Status::Ok();
+}
+
+Status ConfigSection::Read(const char* key, double* out) const {
+  if (!Has(key)) return Status::Ok();
+  CS_ASSIGN_OR_RETURN(*out, r_.Number(node_[key], Key(key)));
+  return Status::Ok();
+}
+
+Status ConfigSection::Read(const char* key, std::int64_t* out, std::int64_t min, std::int64_t max) const {
+  if (!Has(key)) return Status::Ok();
+  CS_ASSIGN_OR_RETURN(const std::int64_t v, r_.Integer(node_[key], Key(key)));
+  if (v < min || v > max) {
+    return Error(key, max == std::numeric_limits<std::int64_t>::max()
+                          ? "must be at least " + std::to_string(min)
+                          : "must be between " + std::to_string(min) + " and " + std::to_string(max));
+  }
+  *out = v;
+  return Status::Ok();
+}
+
+Status ConfigSection::Read(const char* key, int* out, std::int64_t min, std::int64_t max) const {
+  std::int64_t v = *out;
+  CS_RETURN_IF_ERROR(Read(key, &v, min, max));
+  *out = static_cast<int>(v);
+  return Status::Ok();
+}
+
+Status ConfigSection::Read(const char* key, Millis* out, Millis min) const {
+  if (!Has(key)) return Status::Ok();
+  CS_ASSIGN_OR_RETURN(const Millis v, r_.Duration(node_[key], Key(key)));
+  if (v < min) {
+    return Error(key, min == Millis(1) ? std::string("must be longer than 0s")
+                                       : "must be at least " + std::to_string(min.count() / 1000) + "s");
+  }
+  *out = v;
+  return Status::Ok();
+}
+
+Status ConfigSection::Read(const char* key, std::optional<Millis>* out, Millis min) const {
+  if (!Has(key)) return Status::Ok();
+  Millis v(0);
+  CS_RETURN_IF_ERROR(Read(key, &v, min));
+  *out = v;
+  return Status::Ok();
+}
+
 }  // namespace cleansweep
