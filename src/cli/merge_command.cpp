@@ -63,7 +63,7 @@ int MergeCommand(const MergeArgs& args) {
   if (!written.ok() || ec) {
     std::filesystem::remove(partial, ec);
     return PrintError(written.ok() ? Status::IoError(args.output + ": cannot rename the merged file into place")
-                                    : written);
+                                   : written);
   }
   std::map<std::string, int> states;
   for (const TrialRecord& r : merged->trials) ++states[TrialStateName(r.state)];

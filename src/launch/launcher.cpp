@@ -25,8 +25,8 @@ bool ShowsHostOom(const std::string& output) {
 
 }  // namespace
 
-void ClassifyOutcome(const ProtocolParser& reports, std::optional<TrialState> stop_state, const std::string& stop_reason,
-                     const MemoryCap& memory, TrialOutcome* o) {
+void ClassifyOutcome(const ProtocolParser& reports, std::optional<TrialState> stop_state,
+                     const std::string& stop_reason, const MemoryCap& memory, TrialOutcome* o) {
   const std::int64_t limit = memory.limit_bytes;
   const bool at_limit = limit > 0 && (memory.oom_kills > 0 || ShowsHostOom(o->output_tail) ||
                                       (o->peak_rss_kb - memory.inherited_kb) * 1024 >= limit * 9 / 10);

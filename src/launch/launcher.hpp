@@ -88,7 +88,7 @@ struct MemoryCap {
 
 // Decides the state of a trial from how it ended; see docs/trial-protocol.md for the rules.
 // `stop_state` is set when we stopped it (timeout, shutdown, protocol error).
-void ClassifyOutcome(const ProtocolParser& reports, std::optional<TrialState> stop_state, const std::string& stop_reason,
-                     const MemoryCap& memory, TrialOutcome* outcome);
+void ClassifyOutcome(const ProtocolParser& reports, std::optional<TrialState> stop_state,
+                     const std::string& stop_reason, const MemoryCap& memory, TrialOutcome* outcome);
 
 }  // namespace cleansweep
