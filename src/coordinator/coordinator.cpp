@@ -93,10 +93,7 @@ Status Coordinator::SetUpWorkers(const std::string& trials_root) {
   return Status::Ok();
 }
 
-bool Coordinator::BudgetReached() const {
-  return config_.study.time_budget &&
-         clock_->Now() - started_ >= static_cast<double>(config_.study.time_budget->count()) / 1e3;
-}
+bool Coordinator::BudgetReached() const { return UntilBudget() == Millis(0); }
 
 Millis Coordinator::UntilBudget() const {
   if (!config_.study.time_budget) return Millis::max();
@@ -104,15 +101,14 @@ Millis Coordinator::UntilBudget() const {
   return left_s <= 0 ? Millis(0) : Millis(static_cast<Millis::rep>(std::ceil(left_s * 1e3)));
 }
 
-bool Coordinator::WorkLeft() const {
+bool Coordinator::FreshLeft() const {
   const auto open = static_cast<std::int64_t>(history_.running.size() + reruns_.size());
-  return !reruns_.empty() || !history_.running.empty() || (!sampler_exhausted_ && summary_.finished + open < target_);
+  return !sampler_exhausted_ && summary_.finished + open < target_;
 }
 
-bool Coordinator::MoreFresh() const {
-  const auto open = static_cast<std::int64_t>(history_.running.size() + reruns_.size());
-  return !stopping_ && !sampler_exhausted_ && summary_.finished + open < target_;
-}
+bool Coordinator::WorkLeft() const { return !reruns_.empty() || !history_.running.empty() || FreshLeft(); }
+
+bool Coordinator::MoreFresh() const { return !stopping_ && FreshLeft(); }
 
 bool Coordinator::MoreToLaunch() const { return !stopping_ && (!reruns_.empty() || MoreFresh()); }
 
@@ -185,7 +181,7 @@ Status Coordinator::Dispatch() {
     running.host = slot.host;
     running.gpu = slot.gpu;
     CS_RETURN_IF_ERROR(StageRow(running));  // RUNNING in the file before it starts (CommitTurn sends it)
-    curves_[running.number];              // running, no values yet
+    curves_[running.number];                // running, no values yet
     pending_assigns_.push_back({static_cast<int>(rank), AssignMsg{running.number, running.params, running.attempt}});
     history_.running[running.number] = running.params;
     slot.trial = next_number_++;
@@ -450,8 +446,9 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     if (status.ok()) status = CommitTurn();  // this turn's results and RUNNING rows, in one flush
     if (!status.ok() || (history_.running.empty() && !MoreToLaunch())) break;
     // Awake at the budget's end, not up to a tick after it: trials stop when the budget says.
-    const bool budget_next = !stopping_ && UntilBudget() < timing_.tick;
-    Result<std::optional<Envelope>> got = transport_->Receive(budget_next ? UntilBudget() : timing_.tick);
+    const Millis until_budget = stopping_ ? Millis::max() : UntilBudget();
+    const bool budget_next = until_budget < timing_.tick;
+    Result<std::optional<Envelope>> got = transport_->Receive(budget_next ? until_budget : timing_.tick);
     if (!got.ok()) {
       status = got.status();
     } else if (got->has_value()) {

@@ -100,6 +100,7 @@ class Coordinator {
   Status StopAll(const StopMsg& stop);
   bool MoreToLaunch() const;
   bool MoreFresh() const;
+  bool FreshLeft() const;  // trials not yet started that the study still wants, a stop request aside
   // Trials running, to rerun or not yet started, a stop request aside: false once the study is done.
   bool WorkLeft() const;
   bool BudgetReached() const;

@@ -34,18 +34,6 @@ std::string DescribeStatus(int status) {
   return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
-// The state letter of `pid` in /proc (R, S, D, T, Z, ...), or 0 when it cannot be read.
-char ProcessState(pid_t pid) {
-  char buf[512];
-  UniqueFd fd(::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
-  const ssize_t n = fd.valid() ? ReadRetry(fd.get(), buf, sizeof buf - 1) : -1;
-  if (n <= 0) return 0;
-  buf[n] = 0;
-  const char* after_name = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
-  char state = 0;
-  return after_name && std::sscanf(after_name + 1, " %c", &state) == 1 ? state : 0;
-}
-
 }  // namespace
 
 ForkServerLauncher::ForkServerLauncher(std::string server, std::string plugin, Millis load_timeout)
@@ -56,9 +44,9 @@ ForkServerLauncher::~ForkServerLauncher() {
   if (server_pid_ > 0) (void)BuryServer();
 }
 
-std::string ForkServerLauncher::Await(Millis timeout, std::string* text) {
+std::string ForkServerLauncher::Await(Millis timeout, bool note_slow_load, std::string* text) {
   const auto start = std::chrono::steady_clock::now();
-  bool noted = text->empty();  // a non-empty text asks for the loading note
+  bool noted = !note_slow_load;
   text->clear();
   for (;;) {
     pollfd p{socket_.get(), POLLIN, 0};
@@ -70,7 +58,9 @@ std::string ForkServerLauncher::Await(Millis timeout, std::string* text) {
     if (ready < 0) return std::string("poll: ") + std::strerror(errno);
     const Millis waited = std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now() - start);
     // A stopped server (SIGSTOP, SIGTSTP) answers nothing until it is continued: do not wait for it.
-    if (ProcessState(server_pid_) == 'T') return "is stopped (SIGSTOP or SIGTSTP)";
+    if (const auto stat = ReadProcessStat(server_pid_); stat && stat->state == 'T') {
+      return "is stopped (SIGSTOP or SIGTSTP)";
+    }
     if (waited >= timeout) return "did not answer within " + FormatDuration(timeout);
     if (!noted && waited >= kLoadingNote) {
       noted = true;
@@ -152,8 +142,8 @@ Status ForkServerLauncher::StartServer() {
   server_pid_ = pid;
   KeepHelperChild(pid);
   socket_ = std::move(ours);
-  std::string hello = "note";  // print a note should loading be slow
-  const std::string silent = Await(load_timeout_, &hello);
+  std::string hello;
+  const std::string silent = Await(load_timeout_, /*note_slow_load=*/true, &hello);
   if (silent.empty() && hello == "ready") return Status::Ok();
   std::string why;
   if (!silent.empty()) {
@@ -189,7 +179,8 @@ Result<StartedChild> ForkServerLauncher::Fork(const LaunchSpec& spec, const Chil
     CS_RETURN_IF_ERROR(StartServer());
     std::string reply;
     const Status sent = SendForkRequest(socket_.get(), request, fds);
-    const std::string silent = sent.ok() ? Await(kReplyTimeout, &reply) : "";  // alive, but no answer
+    const std::string silent =
+        sent.ok() ? Await(kReplyTimeout, /*note_slow_load=*/false, &reply) : "";  // alive, but no answer
     if (sent.ok() && silent.empty() && !reply.empty()) {
       char* rest = nullptr;
       const long value = std::strtol(reply.c_str(), &rest, 10);

@@ -37,9 +37,9 @@ class ForkServerLauncher : public Launcher {
  private:
   Result<StartedChild> Fork(const LaunchSpec& spec, const ChildEnds& ends);
   // Waits for the server's next message into *text: "" when it came, else why not (no answer
-  // within `timeout`, the server is stopped). A non-empty *text asks for a note on stderr
-  // should the wait pass 10 s (loading a plugin).
-  std::string Await(Millis timeout, std::string* text);
+  // within `timeout`, the server is stopped). `note_slow_load`: say so on stderr, once, should the
+  // wait pass 10 s (loading a plugin).
+  std::string Await(Millis timeout, bool note_slow_load, std::string* text);
   // Reaps a server that is gone (or kills it), kills what it started, and says how it ended.
   std::string BuryServer();
 

@@ -95,15 +95,8 @@ std::vector<pid_t> StrayChildren() {
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     const pid_t pid = static_cast<pid_t>(std::stol(name));
     if (pid == g_guard_pid || IsTrackedGroup(pid) || IsHelper(pid)) continue;
-    char buf[512];
-    UniqueFd fd(::open(("/proc/" + name + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
-    const ssize_t n = fd.valid() ? ReadRetry(fd.get(), buf, sizeof buf - 1) : -1;
-    if (n <= 0) continue;
-    buf[n] = 0;
-    const char* after_comm = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
-    char state;
-    int ppid;
-    if (after_comm && std::sscanf(after_comm + 1, " %c %d", &state, &ppid) == 2 && ppid == self) strays.push_back(pid);
+    const std::optional<ProcessStat> stat = ReadProcessStat(pid);
+    if (stat && stat->ppid == self) strays.push_back(pid);
   }
   return strays;
 }
@@ -584,6 +577,20 @@ void ForgetHelperChild(pid_t pid) {
 }
 
 void KillStrayChildren() { SweepStrays(); }
+
+std::optional<ProcessStat> ReadProcessStat(pid_t pid) {
+  char buf[512];
+  UniqueFd fd(::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
+  const ssize_t n = fd.valid() ? ReadRetry(fd.get(), buf, sizeof buf - 1) : -1;
+  if (n <= 0) return std::nullopt;
+  buf[n] = 0;
+  const char* after_name = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
+  ProcessStat stat;
+  int ppid = 0;
+  if (!after_name || std::sscanf(after_name + 1, " %c %d", &stat.state, &ppid) != 2) return std::nullopt;
+  stat.ppid = ppid;
+  return stat;
+}
 
 Result<std::unique_ptr<TrialProcess>> StartChildTrial(const LaunchSpec& spec, const ChildStarter& start) {
   std::error_code ec;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "launch/child_process.hpp"
 #include "launch/launcher.hpp"
@@ -60,6 +61,13 @@ void ForgetHelperChild(pid_t pid);
 // nor the guard, with their process groups, until none is left: what a dead helper left behind
 // comes back here (AdoptOrphans). Does nothing unless AdoptOrphans() succeeded.
 void KillStrayChildren();
+
+// What /proc/PID/stat says of a process: its state letter (R, S, D, T, Z, ...) and parent.
+struct ProcessStat {
+  char state = 0;
+  pid_t ppid = 0;
+};
+std::optional<ProcessStat> ReadProcessStat(pid_t pid);  // nullopt when it is gone or unreadable
 
 // The environment a trial inherits from the worker: ours minus the MPI launcher's variables
 // (OMPI_*, PMIX_*, PMI_*), so that a trial that uses MPI itself does not join our job; then `extra`.
