@@ -164,10 +164,11 @@ int RunCoordinator(const RunArgs& args, MpiJob* job) {
       TrialsRoot(config.study));
   if (!summary.ok()) {
     const int exit_code = PrintError(summary.status());
-    // Bad input is found before any trial runs, and the workers stop at our word; a failure
-    // during the run (the study file's disk, MPI) can leave a worker blocked sending a result
-    // that will never be received, so the job ends here.
-    if (exit_code == kExitFailure) job->Abort(exit_code);
+    // A failed run kills its running trials and hears every worker's last result before it
+    // returns, so the job ends in order. A worker that did not answer may be blocked sending a
+    // result nobody will receive, and MPI_Finalize would wait for it for ever: only aborting the
+    // job ends it then.
+    if (!coordinator.WorkersSettled()) job->Abort(exit_code);
     return exit_code;
   }
   if (summary->best) {

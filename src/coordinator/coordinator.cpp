@@ -10,6 +10,9 @@ namespace {
 // Messages handled in one turn of the loop, and so in one group commit, at most.
 constexpr int kMaxMessagesPerTurn = 256;
 
+// After a failure, how long past trial.kill_grace the workers have to send their last results.
+constexpr Millis kWindDownSlack = Millis(10'000);
+
 bool Better(double a, double b, Direction direction) { return direction == Direction::kMaximize ? a > b : a < b; }
 
 }  // namespace
@@ -214,6 +217,7 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
                                 std::to_string(record.number) + " but was running " + std::to_string(slot.trial));
   }
   slot.trial = -1;
+  slot.handed_out = false;
   idle_.push_back(source);
   history_.running.erase(record.number);
   record.enqueued = it->second.enqueued;
@@ -314,6 +318,7 @@ Status Coordinator::CommitTurn() {
   for (PendingAssign& a : assigns) {
     sent = transport_->Send(a.rank, a.message).WithContext("cannot hand a trial to rank " + std::to_string(a.rank));
     if (!sent.ok()) break;
+    workers_[static_cast<size_t>(a.rank)].handed_out = true;
   }
   for (const PendingProgress& p : pending_progress_) {
     progress_->TrialFinished(p.record, p.state);
@@ -332,6 +337,35 @@ Status Coordinator::StopAll(const StopMsg& stop) {
       first_failure = sent.WithContext("cannot send Stop to rank " + std::to_string(rank));
   }
   return first_failure;
+}
+
+void Coordinator::WindDown() {
+  std::set<int> owing;  // ranks running a trial, whose result is still to come
+  for (int rank = 1; rank < transport_->size(); ++rank) {
+    const WorkerSlot& slot = workers_[static_cast<size_t>(rank)];
+    const bool out = slot.trial >= 0 && slot.handed_out;
+    if (out) owing.insert(rank);
+    if (!out && stopping_) continue;  // it already has its Stop
+    // A Stop that cannot be sent means the transport is gone: nothing more can be done in order.
+    if (!transport_->Send(rank, StopMsg{"the coordinator failed", 0, out}).ok()) return;
+  }
+  if (!owing.empty()) {
+    progress_->Message("stopping: killing " + std::to_string(owing.size()) +
+                       " running trials and waiting for their workers (they run again on resume)");
+  }
+  // Their results are received and dropped (the store has failed; their rows stay RUNNING and
+  // become INTERRUPTED on resume), so no worker is left blocked sending one.
+  const double deadline =
+      clock_->Now() + static_cast<double>((config_.trial.kill_grace + kWindDownSlack).count()) / 1e3;
+  while (!owing.empty()) {
+    const double left_s = deadline - clock_->Now();
+    if (left_s <= 0) return;
+    const Millis left(static_cast<Millis::rep>(std::ceil(left_s * 1e3)));
+    Result<std::optional<Envelope>> got = transport_->Receive(std::min(timing_.tick, left));
+    if (!got.ok()) return;
+    if (got->has_value() && std::holds_alternative<ResultMsg>((*got)->message)) owing.erase((*got)->source);
+  }
+  workers_settled_ = true;
 }
 
 void Coordinator::Resume(std::vector<TrialRecord> trials, const std::vector<IntermediateValue>& intermediate) {
@@ -472,10 +506,12 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     const Status committed = CommitTurn();
     if (status.ok()) status = committed;
   }
-  if (!stopping_) {
-    const Status stopped = StopAll(StopMsg{status.ok() ? "the study is complete" : "the coordinator failed"});
-    if (status.ok()) status = stopped;
+  if (!status.ok()) {
+    workers_settled_ = false;
+    WindDown();
+    return status;
   }
+  if (!stopping_) status = StopAll(StopMsg{"the study is complete"});
   if (!status.ok()) return status;
   // A stop that came when nothing was left to run (the last result was in) ended nothing early:
   // the study is complete, and a batch script must not requeue it.

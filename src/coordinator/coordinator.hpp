@@ -66,12 +66,19 @@ class Coordinator {
   // and on error alike.
   Result<RunSummary> Run(const StoreOpener& open_store, const std::string& trials_root);
 
+  // After Run() failed: whether every worker's running trial was killed and its last result
+  // received, so that no worker is left blocked sending to rank 0 and the job can end in order.
+  // False when a worker did not answer within trial.kill_grace + 10 s or the transport failed;
+  // only aborting the job ends it then. True after a successful Run().
+  bool WorkersSettled() const { return workers_settled_; }
+
  private:
   struct WorkerSlot {
     bool present = false;
     std::string host;
     std::string gpu;
     std::int64_t trial = -1;  // running trial, -1 when idle
+    bool handed_out = false;  // its Assign was sent (it waits for the turn's flush until then)
   };
 
   // A trial to run again with the parameters of an earlier one.
@@ -98,6 +105,8 @@ class Coordinator {
   Status RecordReport(int source, const IntermediateValue& value);
   // Sends `stop` to every worker, also past one that cannot be reached; the first failure.
   Status StopAll(const StopMsg& stop);
+  // The end of a failed run: kills the trials out on workers and waits for their last results.
+  void WindDown();
   bool MoreToLaunch() const;
   bool MoreFresh() const;
   bool FreshLeft() const;  // trials not yet started that the study still wants, a stop request aside
@@ -132,6 +141,7 @@ class Coordinator {
   std::int64_t target_ = 0;  // n_trials (this shard's part of it), or fewer when the sampler's capacity is smaller
   bool sampler_exhausted_ = false;
   bool stopping_ = false;
+  bool workers_settled_ = true;  // false from a failure until WindDown() has heard every worker
   double started_ = 0;
   RunSummary summary_;
   // Waiting for the turn's flush: assignments to send and finished trials to print.

@@ -34,9 +34,9 @@ class MpiJob {
   // Point-to-point messages between the ranks (MPI_COMM_WORLD); lives as long as the job.
   Transport* transport();
 
-  // Ends every rank of the job with `exit_code` (MPI_Abort). For a coordinator that failed during
-  // the run: a worker may be blocked sending it a large result that nobody will receive, and a
-  // normal MPI_Finalize would then wait for that worker for ever.
+  // Ends every rank of the job with `exit_code` (MPI_Abort). The last resort of a coordinator that
+  // failed during the run and could not hear every worker out: such a worker may be blocked
+  // sending a result nobody will receive, and a normal MPI_Finalize would wait for it for ever.
   [[noreturn]] void Abort(int exit_code);
 
  private:

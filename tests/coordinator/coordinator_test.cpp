@@ -73,7 +73,8 @@ class Sweep {
   CoordinatorTiming timing{Millis(20), Millis(5000)};
   // Wraps the coordinator's transport (to see or steer how long it waits), or null.
   std::function<std::unique_ptr<Transport>(Transport*)> wrap_transport;
-  std::string progress_text;  // what the coordinator printed, after Run
+  std::string progress_text;     // what the coordinator printed, after Run
+  bool workers_settled = false;  // the coordinator's WorkersSettled(), after Run
 
   Result<RunSummary> Run(const Clock& clock, bool* store_opened = nullptr) {
     std::vector<std::thread> threads;
@@ -98,6 +99,7 @@ class Sweep {
           return std::unique_ptr<StudyStore>(std::make_unique<BorrowedStore>(&store_));
         },
         "/tmp/unused.trials");
+    workers_settled = coordinator.WorkersSettled();
     for (auto& t : threads) t.join();  // every worker must have been told to stop
     for (const Status& s : worker_status) EXPECT_TRUE(s.ok()) << s.message();
     std::rewind(sink);
@@ -666,6 +668,67 @@ TEST(CoordinatorFaults, AFailedSendStopsTheSweepNamingTheRankAndKeepsTheRows) {
   int running = 0;
   for (const auto& [number, record] : store.durable()) running += record.state == TrialState::kRunning;
   EXPECT_GE(running, 1);
+}
+
+// Passes everything through, keeping the results the coordinator received; results from
+// `deaf_to` (a rank) are dropped as if that worker never answered.
+class ResultTap : public Transport {
+ public:
+  ResultTap(Transport* inner, std::vector<TrialRecord>* results, int deaf_to = 0)
+      : inner_(inner), results_(results), deaf_to_(deaf_to) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  Status Send(int dest, const Message& message) override { return inner_->Send(dest, message); }
+  Result<std::optional<Envelope>> Receive(Millis max_wait) override {
+    Result<std::optional<Envelope>> got = inner_->Receive(max_wait);
+    if (!got.ok() || !got->has_value()) return got;
+    if (const auto* result = std::get_if<ResultMsg>(&(*got)->message)) {
+      if ((*got)->source == deaf_to_) return std::optional<Envelope>();
+      results_->push_back(result->record);
+    }
+    return got;
+  }
+
+ private:
+  Transport* inner_;
+  std::vector<TrialRecord>* results_;
+  int deaf_to_;
+};
+
+// Under MPI a worker can be blocked sending a result that a failed coordinator never receives;
+// the job would then hang in MPI_Finalize. A failed run kills what is running and hears every
+// worker out before it returns, so the job can end in order.
+TEST(CoordinatorFaults, AFailedRunKillsRunningTrialsAndHearsEveryWorkerBeforeItReturns) {
+  Sweep sweep(Config("{name: c, n_trials: 30, direction: maximize}", "{kind: random, seed: 3}"), 3, /*hang=*/true);
+  testing::FaultyStore store(testing::FaultyStore::Call::kFlush, 3);  // a turn after all three started
+  sweep.store_override = &store;
+  std::vector<TrialRecord> results;
+  sweep.wrap_transport = [&](Transport* inner) { return std::make_unique<ResultTap>(inner, &results); };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_FALSE(summary.ok());
+  EXPECT_TRUE(sweep.workers_settled);
+  ASSERT_EQ(results.size(), 3u) << "every running trial's result is received before Run returns";
+  for (const TrialRecord& r : results) {
+    EXPECT_EQ(r.state, TrialState::kInterrupted) << r.number;
+    EXPECT_NE(r.reason.find("the coordinator failed (stopped at once)"), std::string::npos) << r.reason;
+  }
+  EXPECT_NE(sweep.progress_text.find("stopping: killing 3 running trials"), std::string::npos) << sweep.progress_text;
+  // Their rows stay RUNNING (the store failed): resume runs them again.
+  for (const auto& [number, record] : store.durable()) EXPECT_EQ(record.state, TrialState::kRunning) << number;
+}
+
+TEST(CoordinatorFaults, AWorkerThatIsNotHeardAfterAFailureLeavesTheJobToBeAborted) {
+  Sweep sweep(Config("{name: c, n_trials: 30, direction: maximize}", "{kind: random, seed: 3}"), 2, /*hang=*/true);
+  testing::FaultyStore store(testing::FaultyStore::Call::kFlush, 3);
+  sweep.store_override = &store;
+  std::vector<TrialRecord> results;
+  sweep.wrap_transport = [&](Transport* inner) { return std::make_unique<ResultTap>(inner, &results, 2); };
+  const SteppingClock clock;  // a second per read: the wait of kill_grace + 10 s passes at once
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_FALSE(summary.ok());
+  EXPECT_FALSE(sweep.workers_settled);
+  EXPECT_EQ(results.size(), 1u);  // rank 1's; rank 2's was never heard
 }
 
 }  // namespace

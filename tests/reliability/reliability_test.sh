@@ -186,6 +186,8 @@ PY
     grep -q "cleansweep: error: $folder/s.h5: \(cannot reserve\|the study file was removed\|the study file cannot be written\|writing the study file failed\)" out.txt ||
       fail "message: $(grep error out.txt)"
     grep -q "Segmentation\|core dumped" out.txt && fail "a rank crashed: $(tail -20 out.txt)"
+    # Every worker was heard out, so the job ended in order (MPI_Abort once made mpirun segfault).
+    grep -q "MPI_ABORT was invoked" out.txt && fail "the job was aborted, not ended in order: $(tail -20 out.txt)"
     no_trial_left
     printed=$(grep -c '^\[.*\] trial [0-9]* COMPLETE' out.txt)
     [ "$printed" -gt 0 ] || fail "the failure came before any trial: $(tail -5 out.txt)"
