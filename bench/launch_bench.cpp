@@ -30,18 +30,19 @@ int Main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   // As a worker does: orphans come back to us, the guard, a cgroup per trial where possible.
-  if (!SpawnLauncher::AdoptOrphans().ok() || !SpawnLauncher::StartGuard().ok()) return 1;
-  const std::string isolation = SpawnLauncher::UseCgroups();
+  ChildRegistry children;
+  if (!children.AdoptOrphans().ok() || !children.StartGuard().ok()) return 1;
+  const std::string isolation = children.UseCgroups();
   std::unique_ptr<Launcher> launcher;
   if (kind == "spawn") {
-    launcher = std::make_unique<SpawnLauncher>();
+    launcher = std::make_unique<SpawnLauncher>(&children);
   } else {
     Result<std::string> server = FindForkServer();
     if (!server.ok()) {
       std::fprintf(stderr, "%s\n", server.status().message().c_str());
       return 1;
     }
-    auto fork_server = std::make_unique<ForkServerLauncher>(*server, program);
+    auto fork_server = std::make_unique<ForkServerLauncher>(&children, *server, program);
     const auto start = std::chrono::steady_clock::now();
     if (Status s = fork_server->StartServer(); !s.ok()) {
       std::fprintf(stderr, "%s\n", s.message().c_str());
@@ -91,7 +92,7 @@ int Main(int argc, char** argv) {
     std::fflush(stdout);
   }
   launcher.reset();
-  SpawnLauncher::ReleaseCgroups();
+  children.ReleaseCgroups();
   std::filesystem::remove_all(dir);
   return failures == 0 ? 0 : 1;
 }

@@ -209,28 +209,29 @@ int RunWorker(Transport* transport, WorkerIdentity identity) {
   ::signal(SIGPIPE, SIG_IGN);  // a trial that closed its control pipe must not kill its worker
   // No trial outlives its worker: orphaned descendants come back to us and are killed when their
   // trial ends, and the guard kills running trials' groups if we are killed.
-  Status guarded = SpawnLauncher::AdoptOrphans();
-  identity.isolation = SpawnLauncher::UseCgroups();
-  if (guarded.ok()) guarded = SpawnLauncher::StartGuard();
+  ChildRegistry children;  // outlives the launchers below, which start children into it
+  Status guarded = children.AdoptOrphans();
+  identity.isolation = children.UseCgroups();
+  if (guarded.ok()) guarded = children.StartGuard();
   if (!guarded.ok()) return PrintError(guarded.WithContext("worker rank " + std::to_string(transport->rank())));
   std::string no_nvml;
   const std::unique_ptr<GpuProbe> nvml = LoadNvml(&no_nvml);  // null without an NVIDIA driver
   identity.no_gpu_telemetry = no_nvml;
-  SpawnLauncher launcher;
+  SpawnLauncher launcher(&children);
   Worker worker(transport, &launcher, identity);
   worker.SetGpuProbe(nvml.get());
-  worker.SetLauncherFactory(
-      [](const StudyConfig& config, const std::string& plugin) -> Result<std::unique_ptr<Launcher>> {
-        if (config.trial.launcher != LauncherKind::kForkServer) return std::unique_ptr<Launcher>();
-        Result<std::string> server = FindForkServer();
-        if (!server.ok()) return server.status();
-        auto fork_server = std::make_unique<ForkServerLauncher>(*server, plugin, config.trial.prepare_timeout);
-        CS_RETURN_IF_ERROR(fork_server->StartServer());  // a plugin that cannot load fails the setup, once
-        return std::unique_ptr<Launcher>(std::move(fork_server));
-      });
+  worker.SetLauncherFactory([&children](const StudyConfig& config,
+                                        const std::string& plugin) -> Result<std::unique_ptr<Launcher>> {
+    if (config.trial.launcher != LauncherKind::kForkServer) return std::unique_ptr<Launcher>();
+    Result<std::string> server = FindForkServer();
+    if (!server.ok()) return server.status();
+    auto fork_server = std::make_unique<ForkServerLauncher>(&children, *server, plugin, config.trial.prepare_timeout);
+    CS_RETURN_IF_ERROR(fork_server->StartServer());  // a plugin that cannot load fails the setup, once
+    return std::unique_ptr<Launcher>(std::move(fork_server));
+  });
   worker.SetSignalPoll([] { return static_cast<int>(g_stop_level); });
   const Status status = worker.Run();
-  SpawnLauncher::ReleaseCgroups();
+  children.ReleaseCgroups();
   if (!status.ok()) {
     return PrintError(status.WithContext("worker rank " + std::to_string(transport->rank()) + " on " + identity.host));
   }

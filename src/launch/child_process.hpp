@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 
@@ -35,6 +36,34 @@ struct ChildEnds {
   int cgroup_fd = -1;             // cgroup.procs the child writes "0" to first, or -1
   std::int64_t memory_limit = 0;  // RLIMIT_DATA the child sets, or 0
 };
+
+// What a child of ours must know but may not find out itself between fork and exec (async-signal
+// safety): read by its parent before the fork, at every fork site (trials, the guard, the fork
+// server and the trials it forks).
+struct ForkContext {
+  pid_t parent = -1;  // the process whose death kills the child (PR_SET_PDEATHSIG, then checked)
+  int max_fd = 0;     // where close_range is missing, fds are closed one by one up to here
+};
+
+// The fork context of a child of `parent` (this process, or the worker a fork server forks for).
+inline ForkContext BeforeFork(pid_t parent = ::getpid()) {
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  return ForkContext{parent, static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536))};
+}
+
+// A pipe whose ends sit at fd >= 10 (so a child's dup2 onto 0..4 never collides), close-on-exec,
+// the read end non-blocking. 0, or the errno of what failed.
+inline int MakeHighPipe(UniqueFd* read_end, UniqueFd* write_end) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return errno;
+  UniqueFd r(fds[0]), w(fds[1]);
+  *read_end = UniqueFd(::fcntl(r.get(), F_DUPFD_CLOEXEC, 10));
+  *write_end = UniqueFd(::fcntl(w.get(), F_DUPFD_CLOEXEC, 10));
+  if (!read_end->valid() || !write_end->valid()) return errno;
+  ::fcntl(read_end->get(), F_SETFL, O_NONBLOCK);
+  return 0;
+}
 
 // Every signal back to its default action, none blocked (the worker ignores SIGPIPE and blocks
 // some; a trial must start as a fresh program would).
@@ -67,14 +96,14 @@ inline void CloseFdsAbove(int above, int keep, int max_fd) {
 }
 
 // Makes this freshly forked process the trial `ends` describe, up to running its code: its own
-// process group (a timeout kills grandchildren too), death with `parent` (the worker; the check
+// process group (a timeout kills grandchildren too), death with its parent (the worker; the check
 // closes the race with a worker that died before the prctl), its cgroup (before anything it
 // starts, so that is in it too; should the write fail, the group and the orphan sweep still
 // track it), its memory limit, stdin from /dev/null, the pipes on fds 1-4, nothing else open but
 // the error pipe, default signals.
-inline void BecomeTrial(const ChildEnds& e, pid_t parent, int max_fd) {
+inline void BecomeTrial(const ChildEnds& e, const ForkContext& fork) {
   ::setpgid(0, 0);
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != fork.parent) ::_exit(127);
   if (e.cgroup_fd >= 0) (void)!::write(e.cgroup_fd, "0", 1);
   if (e.memory_limit > 0) {
     const rlimit limit{static_cast<rlim_t>(e.memory_limit), static_cast<rlim_t>(e.memory_limit)};
@@ -85,7 +114,7 @@ inline void BecomeTrial(const ChildEnds& e, pid_t parent, int max_fd) {
       ::dup2(e.report_fd, kTrialReportFd) < 0 || ::dup2(e.control_fd, kTrialControlFd) < 0) {
     ChildFailed(e.error_fd);
   }
-  CloseFdsAbove(kTrialControlFd, e.error_fd, max_fd);
+  CloseFdsAbove(kTrialControlFd, e.error_fd, fork.max_fd);
   ResetSignals();
 }
 

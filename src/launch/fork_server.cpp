@@ -49,11 +49,11 @@ std::int64_t StatusKb(const char* field) {
   return kb;
 }
 
-// The cloned child: becomes the trial, as ExecTrial in spawn_launcher.cpp does, then runs the
-// plugin instead of exec'ing a program. This process is single-threaded, so unlike there the
-// child may allocate.
-[[noreturn]] void RunTrial(const ForkRequest& request, std::vector<UniqueFd>& fds, TrialMain trial_main,
-                           CommandLineArea command_line) {
+// The cloned child: becomes the trial, as a spawned one does (ExecTrial in spawn_launcher.cpp),
+// then runs the plugin instead of exec'ing a program. This process is single-threaded, so unlike
+// there the child may allocate.
+[[noreturn]] void RunTrial(const ForkRequest& request, const ForkContext& fork, std::vector<UniqueFd>& fds,
+                           TrialMain trial_main, CommandLineArea command_line) {
   ChildEnds ends;
   ends.out_fd = fds[0].get();
   ends.report_fd = fds[1].get();
@@ -63,9 +63,7 @@ std::int64_t StatusKb(const char* field) {
   // RLIMIT_DATA counts the data the trial inherited (the loaded plugin, what prepare() made): the
   // limit is on top of it, so that trial.memory_limit caps what the trial itself allocates.
   ends.memory_limit = request.memory_limit > 0 ? request.memory_limit + StatusKb("VmData:") * 1024 : 0;
-  rlimit files{};
-  ::getrlimit(RLIMIT_NOFILE, &files);
-  BecomeTrial(ends, request.parent, static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536)));
+  BecomeTrial(ends, fork);
   // The trial's environment replaces the server's; the strings live as long as this process.
   static std::vector<std::string> env_strings;
   static std::vector<char*> envp;
@@ -188,8 +186,9 @@ int RunForkServer(int socket, const std::string& plugin, CommandLineArea command
     const std::int64_t shared_kb = StatusKb("VmRSS:");  // resident now: the child starts sharing it
     // CLONE_PARENT: the worker is the child's parent, so it reaps it, reads its rusage and is
     // signalled by its exit as for a spawned trial, and the child outlives this server.
+    const ForkContext fork = BeforeFork(request.parent);
     const long pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-    if (pid == 0) RunTrial(request, fds, trial_main, command_line);
+    if (pid == 0) RunTrial(request, fork, fds, trial_main, command_line);
     const std::string reply = pid > 0 ? std::to_string(pid) + " " + std::to_string(shared_kb) : std::to_string(-errno);
     if (!SendMessage(socket, reply).ok()) return 0;  // the worker is gone
   }

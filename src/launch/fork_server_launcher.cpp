@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "launch/child_process.hpp"
+#include "launch/child_trial.hpp"
 #include "launch/fork_server_protocol.hpp"
 
 namespace cleansweep {
@@ -36,8 +37,13 @@ std::string DescribeStatus(int status) {
 
 }  // namespace
 
-ForkServerLauncher::ForkServerLauncher(std::string server, std::string plugin, Millis load_timeout)
-    : server_(std::move(server)), plugin_(std::move(plugin)), load_timeout_(load_timeout) {}
+ForkServerLauncher::ForkServerLauncher(ChildRegistry* children, std::string server, std::string plugin,
+                                       Millis load_timeout, const Clock* clock)
+    : children_(children),
+      clock_(clock),
+      server_(std::move(server)),
+      plugin_(std::move(plugin)),
+      load_timeout_(load_timeout) {}
 
 ForkServerLauncher::~ForkServerLauncher() {
   socket_.Reset();  // EOF: the server returns
@@ -90,8 +96,8 @@ std::string ForkServerLauncher::BuryServer() {
   // What prepare() started goes with it: what stayed in the server's process group, then what
   // left the group and came back to this worker when the server died.
   ::kill(-server_pid_, SIGKILL);
-  ForgetHelperChild(server_pid_);
-  KillStrayChildren();
+  children_->ForgetHelper(server_pid_);
+  children_->KillStrays();
   server_pid_ = -1;
   socket_.Reset();
   return how;
@@ -117,22 +123,19 @@ Status ForkServerLauncher::StartServer() {
   std::vector<char*> envp;
   for (std::string& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
-  rlimit files{};
-  ::getrlimit(RLIMIT_NOFILE, &files);
-  const int max_fd = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 65536));
-  const pid_t parent = ::getpid();
+  const ForkContext fork = BeforeFork();
   const int socket_fd = theirs.get();
   const pid_t pid = ::fork();
   if (pid == 0) {
     // Async-signal-safe calls only, up to execve. Its own process group: a Ctrl-C for the job is
     // not for it; it dies with the worker.
     ::setpgid(0, 0);
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != fork.parent) ::_exit(127);
     const int null = ::open("/dev/null", O_RDONLY);
     if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(2, 1) < 0 || ::dup2(socket_fd, kServerSocketFd) < 0) ::_exit(127);
     // dup2 onto itself keeps close-on-exec: the socket would not survive the execve.
     if (socket_fd == kServerSocketFd) ::fcntl(kServerSocketFd, F_SETFD, 0);
-    CloseFdsAbove(kServerSocketFd, -1, max_fd);
+    CloseFdsAbove(kServerSocketFd, -1, fork.max_fd);
     ResetSignals();
     ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
@@ -140,7 +143,7 @@ Status ForkServerLauncher::StartServer() {
   if (pid < 0) return Status::RuntimeError(std::string("fork: ") + std::strerror(errno));
   theirs.Reset();
   server_pid_ = pid;
-  KeepHelperChild(pid);
+  children_->KeepHelper(pid);
   socket_ = std::move(ours);
   std::string hello;
   const std::string silent = Await(load_timeout_, /*note_slow_load=*/true, &hello);
@@ -202,7 +205,7 @@ Result<StartedChild> ForkServerLauncher::Fork(const LaunchSpec& spec, const Chil
 }
 
 Result<std::unique_ptr<TrialProcess>> ForkServerLauncher::Start(const LaunchSpec& spec) {
-  return StartChildTrial(spec, [this, &spec](const ChildEnds& ends) { return Fork(spec, ends); });
+  return StartChildTrial(spec, children_, clock_, [this, &spec](const ChildEnds& ends) { return Fork(spec, ends); });
 }
 
 }  // namespace cleansweep

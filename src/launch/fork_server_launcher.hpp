@@ -1,7 +1,7 @@
 // ForkServerLauncher (trial.launcher: forkserver): trials are forked by a fork server this worker
 // started (fork_server.hpp) from a plugin already loaded there, instead of being exec'd. Each
 // trial is still a fresh process and the worker's own child, watched by the same code as a
-// spawned trial (StartChildTrial): the same protocol, process group, timeout, limits, cgroup and
+// spawned trial (ChildTrial): the same protocol, process group, timeout, limits, cgroup and
 // classification. A server that died is started again at the next trial; a trial whose start it
 // took down with it is recorded FAIL with the reason, never lost.
 #pragma once
@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "launch/child_trial.hpp"
 #include "launch/launcher.hpp"
 #include "launch/spawn_launcher.hpp"
 #include "util/unique_fd.hpp"
@@ -19,8 +20,10 @@ namespace cleansweep {
 class ForkServerLauncher : public Launcher {
  public:
   // `server`: the cleansweep-forkserver executable; `plugin`: the trial plugin it loads;
-  // `load_timeout`: how long loading it and its prepare() may take (trial.prepare_timeout).
-  ForkServerLauncher(std::string server, std::string plugin, Millis load_timeout = Millis(300'000));
+  // `load_timeout`: how long loading it and its prepare() may take (trial.prepare_timeout). The
+  // registry and the clock must outlive the launcher and the trials it started.
+  ForkServerLauncher(ChildRegistry* children, std::string server, std::string plugin,
+                     Millis load_timeout = Millis(300'000), const Clock* clock = SystemClock::Get());
   ~ForkServerLauncher() override;  // closes the server's socket; it exits, and is reaped
   ForkServerLauncher(const ForkServerLauncher&) = delete;
   ForkServerLauncher& operator=(const ForkServerLauncher&) = delete;
@@ -43,6 +46,8 @@ class ForkServerLauncher : public Launcher {
   // Reaps a server that is gone (or kills it), kills what it started, and says how it ended.
   std::string BuryServer();
 
+  ChildRegistry* children_;
+  const Clock* clock_;
   std::string server_;
   std::string plugin_;
   Millis load_timeout_;

@@ -1,7 +1,7 @@
 // Launcher: starts one trial as a fresh process and watches it to the end. The worker owns the
-// launcher; the coordinator never starts a process. Two implementations share one watcher
-// (StartChildTrial): SpawnLauncher (fork and exec) and ForkServerLauncher (forked from a loaded
-// plugin); tests use fakes (tests/support/fake_launcher.hpp).
+// launcher; the coordinator never starts a process. Two implementations share one trial state
+// machine (ChildTrial, launch/child_trial.hpp): SpawnLauncher (fork and exec) and
+// ForkServerLauncher (forked from a loaded plugin); tests use fakes (tests/support/fake_launcher.hpp).
 #pragma once
 
 #include <cstdint>

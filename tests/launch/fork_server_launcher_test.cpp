@@ -67,7 +67,8 @@ class ForkServerLauncherTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  ForkServerLauncher launcher_{FORK_SERVER, TOY_PLUGIN};
+  ChildRegistry children_;  // the worker's, in a worker; outlives the launchers
+  ForkServerLauncher launcher_{&children_, FORK_SERVER, TOY_PLUGIN};
 };
 
 // Each trial counts itself in a global and leaves 64 MiB it never frees. Forked from the server,
@@ -132,7 +133,7 @@ TEST_F(ForkServerLauncherTest, AServerThatDiedBetweenTrialsIsReplacedAndNoTrialI
 }
 
 TEST_F(ForkServerLauncherTest, AMissingPluginIsRefusedWithTheReason) {
-  ForkServerLauncher launcher(FORK_SERVER, dir_.File("no-such-plugin.so"));
+  ForkServerLauncher launcher(&children_, FORK_SERVER, dir_.File("no-such-plugin.so"));
   const Status status = launcher.StartServer();
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("could not load " + dir_.File("no-such-plugin.so")), std::string::npos)
@@ -142,7 +143,7 @@ TEST_F(ForkServerLauncherTest, AMissingPluginIsRefusedWithTheReason) {
 }
 
 TEST_F(ForkServerLauncherTest, ALibraryWithoutTheEntryPointIsNotAPlugin) {
-  ForkServerLauncher launcher(FORK_SERVER, FAKE_NVML);
+  ForkServerLauncher launcher(&children_, FORK_SERVER, FAKE_NVML);
   const Status status = launcher.StartServer();
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("is not a cleansweep trial plugin"), std::string::npos) << status.message();
@@ -151,7 +152,7 @@ TEST_F(ForkServerLauncherTest, ALibraryWithoutTheEntryPointIsNotAPlugin) {
 
 TEST_F(ForkServerLauncherTest, APrepareHookThatFailsStopsTheServerWithItsCode) {
   ::setenv("TOY_PREPARE_FAILS", "1", 1);  // the server inherits the worker's environment
-  ForkServerLauncher launcher(FORK_SERVER, TOY_PLUGIN);
+  ForkServerLauncher launcher(&children_, FORK_SERVER, TOY_PLUGIN);
   const Status status = launcher.StartServer();
   ::unsetenv("TOY_PREPARE_FAILS");
   ASSERT_FALSE(status.ok());
@@ -179,7 +180,7 @@ bool Alive(pid_t pid) {  // a zombie counts as gone
 
 TEST_F(ForkServerLauncherTest, APrepareThatHangsEndsAtThePrepareTimeoutWithThePluginNamed) {
   const ScopedEnv hang("TOY_PREPARE_SLEEP", "600");
-  ForkServerLauncher launcher(FORK_SERVER, TOY_PLUGIN, Millis(300));
+  ForkServerLauncher launcher(&children_, FORK_SERVER, TOY_PLUGIN, Millis(300));
   const Status status = launcher.StartServer();
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.message(), std::string("trial.launcher forkserver: the fork server (") + FORK_SERVER +
@@ -190,12 +191,12 @@ TEST_F(ForkServerLauncherTest, APrepareThatHangsEndsAtThePrepareTimeoutWithThePl
 }
 
 TEST_F(ForkServerLauncherTest, WhatPrepareStartedDiesWithTheServer) {
-  ASSERT_TRUE(SpawnLauncher::AdoptOrphans().ok());  // as a worker does
+  ASSERT_TRUE(children_.AdoptOrphans().ok());  // as a worker does
   const std::string pids_file = dir_.File("prepare-pids");
   std::vector<pid_t> pids;
   {
     const ScopedEnv children("TOY_PREPARE_CHILDREN", pids_file);
-    ForkServerLauncher launcher(FORK_SERVER, TOY_PLUGIN);
+    ForkServerLauncher launcher(&children_, FORK_SERVER, TOY_PLUGIN);
     ASSERT_TRUE(launcher.StartServer().ok());
     for (int i = 0; i < 200 && pids.size() < 2; ++i) {  // the sleepers write their pids themselves
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -215,7 +216,7 @@ TEST_F(ForkServerLauncherTest, WhatPrepareStartedDiesWithTheServer) {
 // but trial.memory_limit caps what the trial itself allocates.
 TEST_F(ForkServerLauncherTest, MemoryPreparedBeforeTheForkIsNotChargedToTheTrial) {
   const ScopedEnv ballast("TOY_PREPARE_MB", "256");
-  ForkServerLauncher launcher(FORK_SERVER, TOY_PLUGIN);
+  ForkServerLauncher launcher(&children_, FORK_SERVER, TOY_PLUGIN);
   const auto run = [&](const std::string& mode, int number) {
     LaunchSpec spec = Spec(mode, number, R"({"x": 0.3, "n": 4})");
     spec.memory_limit_bytes = 128 << 20;  // half of what the server holds
@@ -252,7 +253,7 @@ TEST_F(ForkServerLauncherTest, APluginThatInitialisedCudaWhileLoadingIsRefused) 
   { std::ofstream make(device); }
   if (::access(device.c_str(), R_OK) != 0) GTEST_SKIP() << "cannot create " << device << " (not root)";
   ::setenv("TOY_PREPARE_OPEN", device.c_str(), 1);
-  ForkServerLauncher launcher(FORK_SERVER, TOY_PLUGIN);
+  ForkServerLauncher launcher(&children_, FORK_SERVER, TOY_PLUGIN);
   const Status status = launcher.StartServer();
   ::unsetenv("TOY_PREPARE_OPEN");
   std::remove(device.c_str());
@@ -264,7 +265,7 @@ TEST_F(ForkServerLauncherTest, APluginThatInitialisedCudaWhileLoadingIsRefused) 
 // A trial that cannot start at all (the server is gone and cannot be started again) is an error
 // the worker records as the trial's failure, with the reason.
 TEST_F(ForkServerLauncherTest, AServerThatCannotBeStartedAgainFailsTheStartWithTheReason) {
-  ForkServerLauncher launcher(dir_.File("no-such-server"), TOY_PLUGIN);
+  ForkServerLauncher launcher(&children_, dir_.File("no-such-server"), TOY_PLUGIN);
   Result<std::unique_ptr<TrialProcess>> trial = launcher.Start(Spec("ok", 1));
   ASSERT_FALSE(trial.ok());
   EXPECT_NE(trial.status().message().find("could not load"), std::string::npos) << trial.status().message();

@@ -20,10 +20,13 @@
 
 #include "util/utf8.hpp"
 
+#include "support/manual_clock.hpp"
 #include "support/temp_dir.hpp"
 
 namespace cleansweep {
 namespace {
+
+using testing::ManualClock;
 
 using testing::ReadFile;
 using testing::TempDir;
@@ -61,16 +64,16 @@ std::vector<pid_t> Survivors(const std::vector<pid_t>& pids) {
 }
 
 // The launcher a test parameter names: "spawn" or "forkserver".
-std::unique_ptr<Launcher> MakeLauncher(const std::string& kind) {
-  if (kind == "spawn") return std::make_unique<SpawnLauncher>();
-  return std::make_unique<ForkServerLauncher>(FORK_SERVER, TOY_PLUGIN);
+std::unique_ptr<Launcher> MakeLauncher(const std::string& kind, ChildRegistry* children) {
+  if (kind == "spawn") return std::make_unique<SpawnLauncher>(children);
+  return std::make_unique<ForkServerLauncher>(children, FORK_SERVER, TOY_PLUGIN);
 }
 
 class LauncherTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     ::signal(SIGPIPE, SIG_IGN);  // as the worker does
-    launcher_ = MakeLauncher(GetParam());
+    launcher_ = MakeLauncher(GetParam(), &children_);
   }
 
   LaunchSpec Spec(const std::string& mode, const std::string& params = "{\"x\": 0.3, \"n\": 4}") {
@@ -93,6 +96,7 @@ class LauncherTest : public ::testing::TestWithParam<std::string> {
   }
 
   TempDir dir_;
+  ChildRegistry children_;  // the worker's, in a worker; outlives the launcher
   std::unique_ptr<Launcher> launcher_;
 };
 
@@ -198,6 +202,32 @@ TEST_P(LauncherTest, TimeoutKillsTheWholeProcessGroup) {
   EXPECT_EQ(Survivors(pids), std::vector<pid_t>{}) << "a grandchild survived the timeout";
 }
 
+// The trial's deadlines and times come from the launcher's clock: an hour's timeout is tested by
+// moving a clock on, not by waiting.
+TEST_P(LauncherTest, DeadlinesAndTimesFollowTheLaunchersClock) {
+  ManualClock clock;
+  const std::unique_ptr<Launcher> launcher =
+      GetParam() == "spawn"
+          ? std::unique_ptr<Launcher>(std::make_unique<SpawnLauncher>(&children_, &clock))
+          : std::make_unique<ForkServerLauncher>(&children_, FORK_SERVER, TOY_PLUGIN, Millis(300'000), &clock);
+  LaunchSpec spec = Spec("hang");
+  spec.timeout = std::chrono::hours(1);
+  Result<std::unique_ptr<TrialProcess>> trial = launcher->Start(spec);
+  ASSERT_TRUE(trial.ok()) << trial.status().message();
+  std::vector<StepValue> steps;
+  while (steps.size() < 3) (*trial)->Poll(Millis(1000), &steps);  // it is running for sure
+  clock.Advance(std::chrono::minutes(59));
+  for (int i = 0; i < 3; ++i) (*trial)->Poll(Millis(20), &steps);
+  EXPECT_FALSE((*trial)->Finished()) << "stopped before its hour was up";
+  clock.Advance(std::chrono::minutes(2));
+  while (!(*trial)->Finished()) (*trial)->Poll(Millis(1000), &steps);
+  const TrialOutcome& o = (*trial)->Outcome();
+  EXPECT_EQ(o.state, TrialState::kTimeout);
+  EXPECT_EQ(o.reason, "ran past its timeout of 1h00m");
+  EXPECT_EQ(o.signal, SIGTERM);
+  EXPECT_NEAR(o.end_time - o.start_time, 61 * 60, 1.0);
+}
+
 TEST_P(LauncherTest, TrialIgnoringSigtermIsKilledAfterTheGrace) {
   LaunchSpec spec = Spec("ignoreterm");
   spec.timeout = Millis(200);
@@ -249,9 +279,10 @@ TEST_P(LauncherTest, ParametersReachTheTrial) {
 std::vector<pid_t> RunInAWorkerAndKillIt(const std::string& kind, const LaunchSpec& spec, bool cgroups, size_t expect) {
   const pid_t worker = ::fork();
   if (worker == 0) {
-    if (cgroups) SpawnLauncher::UseCgroups();
-    if (!SpawnLauncher::StartGuard().ok()) ::_exit(1);
-    const std::unique_ptr<Launcher> launcher = MakeLauncher(kind);
+    ChildRegistry children;
+    if (cgroups) children.UseCgroups();
+    if (!children.StartGuard().ok()) ::_exit(1);
+    const std::unique_ptr<Launcher> launcher = MakeLauncher(kind, &children);
     Result<std::unique_ptr<TrialProcess>> trial = launcher->Start(spec);
     if (!trial.ok()) ::_exit(2);
     std::vector<StepValue> steps;
@@ -269,7 +300,7 @@ std::vector<pid_t> RunInAWorkerAndKillIt(const std::string& kind, const LaunchSp
 }
 
 TEST_P(LauncherTest, ChildrenThatLeftTheGroupAreKilledWhenTheTrialEnds) {
-  ASSERT_TRUE(SpawnLauncher::AdoptOrphans().ok());
+  ASSERT_TRUE(children_.AdoptOrphans().ok());
   const LaunchSpec spec = Spec("escape");
   const TrialOutcome o = RunToEnd(spec);
   EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
@@ -289,8 +320,8 @@ TEST_P(LauncherTest, ATrialDiesWithItsWorkerEvenBySigkill) {
 // Where this process may create cgroups v2 (as on the machine CI runs on), the guard also kills
 // what left the trial's group and session: the gap that process groups alone leave.
 TEST_P(LauncherTest, WithCgroupsATrialsWholeTreeDiesWithItsWorker) {
-  const std::string isolation = SpawnLauncher::UseCgroups();
-  SpawnLauncher::ReleaseCgroups();
+  const std::string isolation = children_.UseCgroups();
+  children_.ReleaseCgroups();
   if (isolation.rfind("a cgroup v2 per trial", 0) != 0) GTEST_SKIP() << "no usable cgroup v2 here: " << isolation;
   const LaunchSpec spec = Spec("escape", R"({"x": 0.3, "n": 4, "sleep": 60})");  // escapes, then runs on
   const std::vector<pid_t> pids = RunInAWorkerAndKillIt(GetParam(), spec, /*cgroups=*/true, 3);
@@ -299,12 +330,12 @@ TEST_P(LauncherTest, WithCgroupsATrialsWholeTreeDiesWithItsWorker) {
 }
 
 TEST_P(LauncherTest, WithCgroupsATrialEndsWithNothingLeftAndItsCgroupRemoved) {
-  const std::string isolation = SpawnLauncher::UseCgroups();
+  const std::string isolation = children_.UseCgroups();
   if (isolation.rfind("a cgroup v2 per trial", 0) != 0) {
-    SpawnLauncher::ReleaseCgroups();
+    children_.ReleaseCgroups();
     GTEST_SKIP() << "no usable cgroup v2 here: " << isolation;
   }
-  ASSERT_TRUE(SpawnLauncher::AdoptOrphans().ok());  // as a worker does: what left comes back to us
+  ASSERT_TRUE(children_.AdoptOrphans().ok());  // as a worker does: what left comes back to us
   const LaunchSpec spec = Spec("escape");
   const TrialOutcome o = RunToEnd(spec);
   EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
@@ -315,7 +346,7 @@ TEST_P(LauncherTest, WithCgroupsATrialEndsWithNothingLeftAndItsCgroupRemoved) {
   }
   EXPECT_EQ(Survivors(pids), std::vector<pid_t>{});
   const std::string base = "/sys/fs/cgroup";  // somewhere below: our base folder must be empty now
-  SpawnLauncher::ReleaseCgroups();
+  children_.ReleaseCgroups();
   std::error_code ec;
   for (auto it = std::filesystem::recursive_directory_iterator(base, ec); !ec && it != decltype(it)();
        it.increment(ec)) {
