@@ -13,8 +13,6 @@ constexpr int kMaxMessagesPerTurn = 256;
 // After a failure, how long past trial.kill_grace the workers have to send their last results.
 constexpr Millis kWindDownSlack = Millis(10'000);
 
-bool Better(double a, double b, Direction direction) { return direction == Direction::kMaximize ? a > b : a < b; }
-
 }  // namespace
 
 Coordinator::Coordinator(const StudyConfig& config, Transport* transport, Sampler* sampler, const Clock* clock,
@@ -105,27 +103,23 @@ Millis Coordinator::UntilBudget() const {
 }
 
 bool Coordinator::FreshLeft() const {
-  const auto open = static_cast<std::int64_t>(history_.running.size() + reruns_.size());
-  return !sampler_exhausted_ && summary_.finished + open < target_;
+  const auto open = static_cast<std::int64_t>(history_.running.size()) + ledger_.rerun_count();
+  return !sampler_exhausted_ && ledger_.finished() + open < target_;
 }
 
-bool Coordinator::WorkLeft() const { return !reruns_.empty() || !history_.running.empty() || FreshLeft(); }
+bool Coordinator::WorkLeft() const { return ledger_.HasRerun() || !history_.running.empty() || FreshLeft(); }
 
 bool Coordinator::MoreFresh() const { return !stopping_ && FreshLeft(); }
 
-bool Coordinator::MoreToLaunch() const { return !stopping_ && (!reruns_.empty() || MoreFresh()); }
-
-bool Coordinator::Retryable(const TrialRecord& record, int failures) const {
-  return config_.trial.retry_on.count(record.state) > 0 && failures <= config_.trial.retries;
-}
+bool Coordinator::MoreToLaunch() const { return !stopping_ && (ledger_.HasRerun() || MoreFresh()); }
 
 Status Coordinator::Dispatch() {
   // Many free workers and a sampler that fits a model per ask (TPE): one fit for all of them.
   std::deque<ParamSet> batch;
   double batch_ms_each = 0;
-  if (sampler_->AsksInBatches() && reruns_.empty() && idle_.size() > 1 && MoreFresh()) {
+  if (sampler_->AsksInBatches() && !ledger_.HasRerun() && idle_.size() > 1 && MoreFresh()) {
     const auto open = static_cast<std::int64_t>(history_.running.size());
-    const std::int64_t left = target_ - summary_.finished - open;
+    const std::int64_t left = target_ - ledger_.finished() - open;
     std::vector<std::int64_t> positions;
     for (std::int64_t i = 0; i < left && positions.size() < idle_.size(); ++i) {
       const std::int64_t position = ShardPosition(config_.study.shard, fresh_ + i);
@@ -146,9 +140,8 @@ Status Coordinator::Dispatch() {
     TrialRecord running;
     running.number = next_number_;
     const double asked = clock_->Now();
-    if (!reruns_.empty()) {
-      Rerun rerun = std::move(reruns_.front());
-      reruns_.pop_front();
+    if (ledger_.HasRerun()) {
+      TrialLedger::Rerun rerun = ledger_.TakeRerun();
       running.params = std::move(rerun.params);
       running.attempt = rerun.attempt;
       running.retry_of = rerun.of;
@@ -196,14 +189,14 @@ Status Coordinator::Dispatch() {
 
 ProgressState Coordinator::State() const {
   ProgressState s;
-  s.done = summary_.finished;
+  s.done = ledger_.finished();
   s.done_before = finished_before_;
-  s.total = std::max(target_, summary_.finished);
+  s.total = std::max(target_, ledger_.finished());
   s.running = static_cast<std::int64_t>(history_.running.size());
-  s.failed = summary_.finished - summary_.complete - summary_.pruned;
-  if (summary_.best) {
-    s.best_value = summary_.best->value;
-    s.best_number = summary_.best->number;
+  s.failed = ledger_.finished() - ledger_.complete() - ledger_.pruned();
+  if (ledger_.best()) {
+    s.best_value = ledger_.best()->value;
+    s.best_number = ledger_.best()->number;
   }
   s.elapsed_s = clock_->Now() - started_;
   return s;
@@ -228,33 +221,16 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   CS_RETURN_IF_ERROR(StageRow(record));  // durable (at CommitTurn) before anything depending on it leaves
   curves_[record.number].state = record.state;
   prune_sent_.erase(record.number);
-  int failures = failures_[record.number];
-  failures_.erase(record.number);
-  if (config_.trial.retry_on.count(record.state)) ++failures;
-  const bool interrupted = record.state == TrialState::kInterrupted;
-  const bool retry = !interrupted && Retryable(record, failures);
-  if (interrupted || retry) {
-    reruns_.push_back({record.number, record.params, record.attempt + 1, failures, record.enqueued});
-  } else {
-    ++summary_.finished;
-    if (record.state == TrialState::kPruned) ++summary_.pruned;
-  }
-  if (record.state == TrialState::kComplete && record.value) {
-    ++summary_.complete;
-    if (!summary_.best || Better(*record.value, *summary_.best->value, config_.study.direction)) {
-      summary_.best = record;
-    }
-  }
+  const auto before = failures_.find(record.number);  // a rerun's chain so far
+  const TrialLedger::Settled settled = ledger_.Settle(record, before == failures_.end() ? 0 : before->second);
+  if (before != failures_.end()) failures_.erase(before);
   PendingProgress shown{record, State(), ""};
-  if (retry) {
+  if (settled.fate == TrialLedger::Fate::kRetry) {
     shown.message = "trial " + std::to_string(record.number) + " ended " + TrialStateName(record.state) +
-                    ": it will run again (retry " + std::to_string(failures) + " of " +
+                    ": it will run again (retry " + std::to_string(settled.failures) + " of " +
                     std::to_string(config_.trial.retries) + ")";
   }
   pending_progress_.push_back(std::move(shown));
-  if (interrupted) return Status::Ok();  // not evidence: it will run again
-  record.output_tail.clear();            // the sampler's history needs no logs
-  history_.finished.push_back(std::move(record));
   return Status::Ok();
 }
 
@@ -398,34 +374,19 @@ Status Coordinator::RecordPrior() {
   std::int64_t interrupted = 0, retries = 0;
   for (const TrialRecord& r : prior_) {
     curves_[r.number].state = r.state;
-    int failures = 0;  // retry_on failures along its chain, itself included
-    for (const TrialRecord* link = &r; link;) {
-      failures += config_.trial.retry_on.count(link->state) ? 1 : 0;
-      const auto up = by_number.find(link->retry_of);
-      link = up == by_number.end() ? nullptr : up->second;
+    int failures_before = 0;  // retry_on failures along its chain, before it
+    for (auto up = by_number.find(r.retry_of); up != by_number.end(); up = by_number.find(up->second->retry_of)) {
+      failures_before += config_.trial.retry_on.count(up->second->state) ? 1 : 0;
     }
-    const bool was_interrupted = r.state == TrialState::kInterrupted;
-    const bool retry = !was_interrupted && Retryable(r, failures);
-    if (was_interrupted || retry) {
-      if (!rerun_done.count(r.number)) {
-        reruns_.push_back({r.number, r.params, r.attempt + 1, failures, r.enqueued});
-        (was_interrupted ? interrupted : retries) += 1;
-      }
-      if (was_interrupted) continue;
-    } else {
-      ++summary_.finished;
-      if (r.state == TrialState::kPruned) ++summary_.pruned;
+    const bool next_attempt_exists = rerun_done.count(r.number) > 0;
+    const TrialLedger::Settled settled = ledger_.Settle(r, failures_before, !next_attempt_exists);
+    if (!next_attempt_exists) {
+      interrupted += settled.fate == TrialLedger::Fate::kInterrupted;
+      retries += settled.fate == TrialLedger::Fate::kRetry;
     }
-    if (r.state == TrialState::kComplete && r.value) {
-      ++summary_.complete;
-      if (!summary_.best || Better(*r.value, *summary_.best->value, config_.study.direction)) summary_.best = r;
-    }
-    TrialRecord evidence = r;
-    evidence.output_tail.clear();
-    history_.finished.push_back(std::move(evidence));
   }
-  finished_before_ = summary_.finished;
-  progress_->Message("resuming: " + std::to_string(summary_.finished) + " trials finished, " +
+  finished_before_ = ledger_.finished();
+  progress_->Message("resuming: " + std::to_string(ledger_.finished()) + " trials finished, " +
                      std::to_string(interrupted) + " interrupted and " + std::to_string(retries) +
                      " retries to run, numbering continues at " + std::to_string(next_number_));
   prior_.clear();
@@ -516,6 +477,10 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
   // A stop that came when nothing was left to run (the last result was in) ended nothing early:
   // the study is complete, and a batch script must not requeue it.
   if (summary_.interrupted && !WorkLeft()) summary_.interrupted = false;
+  summary_.finished = ledger_.finished();
+  summary_.complete = ledger_.complete();
+  summary_.pruned = ledger_.pruned();
+  summary_.best = ledger_.best();
   progress_->Finish(State());
   return summary_;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "coordinator/progress.hpp"
+#include "coordinator/trial_ledger.hpp"
 #include "pruners/pruner.hpp"
 #include "samplers/sampler.hpp"
 #include "study/study_store.hpp"
@@ -81,15 +82,6 @@ class Coordinator {
     bool handed_out = false;  // its Assign was sent (it waits for the turn's flush until then)
   };
 
-  // A trial to run again with the parameters of an earlier one.
-  struct Rerun {
-    std::int64_t of = -1;
-    ParamSet params;
-    int attempt = 2;
-    int failures = 0;  // retry_on failures so far in its chain; interruptions do not count
-    bool enqueued = false;
-  };
-
   Status SetUpWorkers(const std::string& trials_root);
   Status RecordPrior();
   Status StageRow(const TrialRecord& record);  // PutTrial into the open group commit
@@ -97,7 +89,6 @@ class Coordinator {
   // the assignments and progress lines that waited on them go out.
   Status CommitTurn();
   Status CheckStopRequest();
-  bool Retryable(const TrialRecord& record, int failures) const;
   Result<Envelope> ReceiveOrFail(Millis max_wait, const char* waiting_for);
   Status Dispatch();
   Status Handle(const Envelope& envelope);
@@ -126,9 +117,9 @@ class Coordinator {
   std::vector<WorkerSlot> workers_;  // by rank; [0] unused
   std::deque<int> idle_;             // ranks of present workers without a trial, longest idle first
   TrialHistory history_;
+  TrialLedger ledger_{config_, &history_};       // ended trials: counts, best, reruns; evidence into history_
   std::map<std::int64_t, TrialRecord> running_;  // the RUNNING rows of trials out on workers
   std::map<std::int64_t, int> failures_;         // running reruns: failures in their chain so far
-  std::deque<Rerun> reruns_;                     // retries and interrupted trials, run before new ones
   std::vector<TrialRecord> prior_;               // the file's trials, when resuming
   StopPoll stop_poll_;
   int stop_level_ = 0;

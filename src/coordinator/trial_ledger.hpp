@@ -1,0 +1,65 @@
+// TrialLedger: the coordinator's account of the trials that ended, kept the same way whether a
+// result has just come from a worker or a resumed study's file holds it: which outcomes are final
+// (the counts and the best trial), which trials run again (interrupted ones, and failures that
+// trial.retry_on and trial.retries allow another attempt), and the evidence the sampler learns
+// from (every ended trial but an interrupted one, without its output).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+
+#include "config/study_config.hpp"
+#include "trial/trial_record.hpp"
+
+namespace cleansweep {
+
+class TrialLedger {
+ public:
+  // A trial to run again with the parameters of an earlier one.
+  struct Rerun {
+    std::int64_t of = -1;
+    ParamSet params;
+    int attempt = 2;
+    int failures = 0;  // retry_on failures in its chain so far; interruptions do not count
+    bool enqueued = false;
+  };
+
+  enum class Fate {
+    kFinal,        // its outcome stands
+    kRetry,        // a retry_on failure with retries left: it runs again
+    kInterrupted,  // cut off, not evidence: it runs again
+  };
+  struct Settled {
+    Fate fate = Fate::kFinal;
+    int failures = 0;  // retry_on failures in its chain, itself included
+  };
+
+  // Both must outlive the ledger. Ended trials that are evidence go to `history->finished`.
+  TrialLedger(const StudyConfig& config, TrialHistory* history) : config_(config), history_(history) {}
+
+  // Accounts for a trial that ended. `failures_before`: retry_on failures in its chain before it.
+  // One that runs again is queued, unless `queue_rerun` is false (the study's file already holds
+  // its next attempt).
+  Settled Settle(const TrialRecord& record, int failures_before, bool queue_rerun = true);
+
+  bool HasRerun() const { return !reruns_.empty(); }
+  std::int64_t rerun_count() const { return static_cast<std::int64_t>(reruns_.size()); }
+  Rerun TakeRerun();  // the oldest; HasRerun() must hold
+
+  std::int64_t finished() const { return finished_; }  // final outcomes
+  std::int64_t complete() const { return complete_; }
+  std::int64_t pruned() const { return pruned_; }
+  const std::optional<TrialRecord>& best() const { return best_; }
+
+ private:
+  const StudyConfig& config_;
+  TrialHistory* history_;
+  std::deque<Rerun> reruns_;  // run before new trials, oldest first
+  std::int64_t finished_ = 0;
+  std::int64_t complete_ = 0;
+  std::int64_t pruned_ = 0;
+  std::optional<TrialRecord> best_;
+};
+
+}  // namespace cleansweep
