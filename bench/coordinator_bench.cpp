@@ -15,6 +15,7 @@
 #include "bench/bench_study.hpp"
 #include "coordinator/coordinator.hpp"
 #include "study/study_file.hpp"
+#include "tests/support/memory_study_store.hpp"
 #include "transport/in_process_transport.hpp"
 #include "worker/worker.hpp"
 
@@ -121,7 +122,7 @@ int Main(int argc, char** argv) {
           if (!file.ok()) return file.status();
           inner = std::move(*file);
         } else {
-          inner = std::make_unique<MemoryStudyStore>();
+          inner = std::make_unique<testing::MemoryStudyStore>();
         }
         return std::unique_ptr<StudyStore>(std::make_unique<ChunkClock>(std::move(inner), chunk));
       },

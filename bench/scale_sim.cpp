@@ -23,6 +23,7 @@
 #include "bench/bench_study.hpp"
 #include "coordinator/coordinator.hpp"
 #include "study/study_store.hpp"
+#include "tests/support/memory_study_store.hpp"
 
 namespace cleansweep {
 namespace {
@@ -201,7 +202,7 @@ int Main(int argc, char** argv) {
   const double start = clock.Now();
   Result<RunSummary> summary = coordinator.Run(
       []() -> Result<std::unique_ptr<StudyStore>> {
-        return std::unique_ptr<StudyStore>(std::make_unique<MemoryStudyStore>());
+        return std::unique_ptr<StudyStore>(std::make_unique<testing::MemoryStudyStore>());
       },
       "/nonexistent/sim.trials");
   std::fclose(sink);

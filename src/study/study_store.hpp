@@ -1,9 +1,7 @@
 // StudyStore: where rank 0 puts results. The HDF5 study file is the real one; tests use
-// MemoryStudyStore. Not thread-safe; only the coordinator calls it.
+// testing::MemoryStudyStore (tests/support/memory_study_store.hpp). Not thread-safe; only the
+// coordinator calls it.
 #pragma once
-
-#include <map>
-#include <vector>
 
 #include "trial/trial_record.hpp"
 
@@ -22,32 +20,6 @@ class StudyStore {
   // that depends on those rows (an assignment, a progress line) leaves it.
   virtual void DeferFlush(bool defer) { (void)defer; }
   virtual Status Flush() { return Status::Ok(); }
-};
-
-class MemoryStudyStore : public StudyStore {
- public:
-  Status PutTrial(const TrialRecord& record) override {
-    if (row_of_.size() != trials.size()) {  // rows were added to `trials` directly (tests do)
-      row_of_.clear();
-      for (size_t i = 0; i < trials.size(); ++i) row_of_[trials[i].number] = i;
-    }
-    if (const auto [it, fresh] = row_of_.emplace(record.number, trials.size()); !fresh) {
-      trials[it->second] = record;
-    } else {
-      trials.push_back(record);
-    }
-    return Status::Ok();
-  }
-  Status AppendIntermediate(const IntermediateValue& value) override {
-    intermediate.push_back(value);
-    return Status::Ok();
-  }
-
-  std::vector<TrialRecord> trials;
-  std::vector<IntermediateValue> intermediate;
-
- private:
-  std::map<std::int64_t, size_t> row_of_;  // trial number -> index in `trials`
 };
 
 }  // namespace cleansweep

@@ -19,6 +19,7 @@
 #include "support/fake_launcher.hpp"
 #include "support/faults.hpp"
 #include "support/manual_clock.hpp"
+#include "support/memory_study_store.hpp"
 #include "transport/in_process_transport.hpp"
 #include "worker/worker.hpp"
 
@@ -28,6 +29,7 @@ namespace {
 using testing::FakeLauncher;
 using testing::FakeObjective;
 using testing::ManualClock;
+using testing::MemoryStudyStore;
 
 StudyConfig Config(const std::string& study, const std::string& sampler, const std::string& command = "[sh]") {
   Result<StudyConfig> config =
@@ -128,7 +130,7 @@ TEST(Coordinator, RunsEveryTrialOnceAndRecordsEverything) {
   ASSERT_TRUE(summary.ok()) << summary.status().message();
   EXPECT_EQ(summary->finished, 40);
   EXPECT_EQ(summary->complete, 40);
-  const auto& trials = sweep.store()->trials;
+  const auto& trials = sweep.store()->trials();
   ASSERT_EQ(trials.size(), 40u);
   std::set<std::int64_t> numbers;
   std::set<int> ranks;
@@ -147,7 +149,7 @@ TEST(Coordinator, RunsEveryTrialOnceAndRecordsEverything) {
   EXPECT_EQ(*numbers.rbegin(), 39);
   EXPECT_EQ(ranks, (std::set<int>{1, 2, 3}));  // every worker got work
   EXPECT_EQ(*summary->best->value, best);
-  EXPECT_GE(sweep.store()->intermediate.size(), 40u);  // reports travel to the store as they come
+  EXPECT_GE(sweep.store()->intermediate().size(), 40u);  // reports travel to the store as they come
 }
 
 TEST(Coordinator, StopsWhenTheGridIsUsedUp) {
@@ -162,7 +164,7 @@ TEST(Coordinator, StopsWhenTheGridIsUsedUp) {
   ASSERT_TRUE(summary.ok()) << summary.status().message();
   EXPECT_EQ(summary->finished, 4);
   std::set<double> values;
-  for (const TrialRecord& r : sweep.store()->trials) values.insert(*r.value);
+  for (const TrialRecord& r : sweep.store()->trials()) values.insert(*r.value);
   EXPECT_EQ(values, (std::set<double>{10.5, 20.5, 30.5, 40.5}));
 }
 
@@ -172,7 +174,7 @@ TEST(Coordinator, TimeBudgetInterruptsRunningTrialsAndStops) {
   Result<RunSummary> summary = sweep.Run(clock);
   ASSERT_TRUE(summary.ok()) << summary.status().message();
   EXPECT_TRUE(summary->budget_reached);
-  const auto& trials = sweep.store()->trials;
+  const auto& trials = sweep.store()->trials();
   ASSERT_EQ(trials.size(), 2u);  // the two that were running, and nothing after them
   for (const TrialRecord& r : trials) {
     EXPECT_EQ(r.state, TrialState::kInterrupted);
@@ -231,8 +233,8 @@ TEST(Coordinator, TimeBudgetEndsRunningTrialsAtTheBudgetNotAtTheNextTick) {
     waited_to_budget |= std::abs(at + static_cast<double>(wait.count()) / 1e3 - (start + 10)) < 1e-3;
   }
   EXPECT_TRUE(waited_to_budget);
-  ASSERT_EQ(sweep.store()->trials.size(), 2u);
-  for (const TrialRecord& r : sweep.store()->trials) EXPECT_EQ(r.state, TrialState::kInterrupted);
+  ASSERT_EQ(sweep.store()->trials().size(), 2u);
+  for (const TrialRecord& r : sweep.store()->trials()) EXPECT_EQ(r.state, TrialState::kInterrupted);
 }
 
 TEST(Coordinator, WorkerThatCannotSetUpStopsTheRunBeforeAnyFileExists) {
@@ -291,7 +293,7 @@ TEST(Coordinator, WorkersFreeInTheSameTurnGetOneBatchAskOfTheSampler) {
             return n;
           }(),
       10u);
-  const auto& trials = sweep.store()->trials;
+  const auto& trials = sweep.store()->trials();
   ASSERT_EQ(trials.size(), 10u);
   for (const TrialRecord& r : trials) {
     EXPECT_EQ(r.params, BatchRecorder::Proposal(r.number)) << "trial " << r.number << " got another's proposal";
@@ -309,7 +311,7 @@ TEST(Coordinator, EnqueuedConfigurationsRunFirstAndAreMarked) {
   Sweep sweep(*config, 1);  // one worker: trials run in order
   const SystemClock clock;
   ASSERT_TRUE(sweep.Run(clock).ok());
-  const auto& trials = sweep.store()->trials;
+  const auto& trials = sweep.store()->trials();
   ASSERT_EQ(trials.size(), 6u);
   EXPECT_TRUE(trials[0].enqueued);
   EXPECT_EQ(trials[0].params, (ParamSet{{"x", 0.5}, {"n", std::int64_t{2}}}));
@@ -329,7 +331,7 @@ std::multiset<std::string> RanParams(const std::string& yaml, const std::vector<
   Result<RunSummary> summary = sweep.Run(clock);
   EXPECT_TRUE(summary.ok()) << summary.status().message();
   std::multiset<std::string> ran;
-  for (const TrialRecord& r : sweep.store()->trials) ran.insert(ToJson(r.params).dump());
+  for (const TrialRecord& r : sweep.store()->trials()) ran.insert(ToJson(r.params).dump());
   return ran;
 }
 
@@ -383,7 +385,7 @@ TEST(Coordinator, AWorkerThatCannotStartTrialsStopsTheSweepInsteadOfFailingThemA
       << summary->worker_fault;
   EXPECT_NE(summary->worker_fault.find("Read-only file system"), std::string::npos);
   EXPECT_NE(sweep.progress_text.find("error: worker rank"), std::string::npos) << sweep.progress_text;
-  const auto& trials = sweep.store()->trials;
+  const auto& trials = sweep.store()->trials();
   std::int64_t complete = 0, not_started = 0;
   for (const TrialRecord& r : trials) {
     EXPECT_NE(r.state, TrialState::kFail) << r.reason;  // no stream of FAILs
@@ -434,7 +436,7 @@ TEST(CoordinatorRetries, ACrashedTrialRunsAgainWithItsParametersUntilItSucceeds)
   ASSERT_TRUE(summary.ok()) << summary.status().message();
   EXPECT_EQ(summary->finished, 6);  // n_trials counts configurations, not attempts
   EXPECT_EQ(summary->complete, 6);
-  const auto& trials = sweep.store()->trials;
+  const auto& trials = sweep.store()->trials();
   ASSERT_EQ(trials.size(), 18u);
   int fresh = 0;
   for (const TrialRecord& r : trials) {
@@ -465,13 +467,13 @@ TEST(CoordinatorRetries, GivesUpAfterTrialRetriesAndOnlyRetriesTheListedStates) 
   ASSERT_TRUE(summary.ok());
   EXPECT_EQ(summary->finished, 4);
   EXPECT_EQ(summary->complete, 0);
-  EXPECT_EQ(sweep.store()->trials.size(), 8u);  // each configuration twice: the trial and one retry
+  EXPECT_EQ(sweep.store()->trials().size(), 8u);  // each configuration twice: the trial and one retry
 
   config.trial.retry_on = {TrialState::kTimeout};  // crashes are not retried
   Sweep no_retry(config, 2);
   no_retry.launcher().crash_until_attempt = 100;
   ASSERT_TRUE(no_retry.Run(clock).ok());
-  EXPECT_EQ(no_retry.store()->trials.size(), 4u);
+  EXPECT_EQ(no_retry.store()->trials().size(), 4u);
 }
 
 TrialRecord Prior(std::int64_t number, TrialState state, double x, std::int64_t retry_of = -1) {
@@ -496,13 +498,13 @@ TEST(CoordinatorResume, KeepsFinishedTrialsRerunsCutOffOnesAndContinuesTheNumber
       Prior(4, TrialState::kInterrupted, 0.5),  // stopped, and already run again as trial 5
       Prior(5, TrialState::kComplete, 0.5, 4),
   };
-  for (const TrialRecord& r : prior) sweep.store()->trials.push_back(r);  // the file as it was
+  for (const TrialRecord& r : prior) ASSERT_TRUE(sweep.store()->PutTrial(r).ok());  // the file as it was
   sweep.prepare = [&](Coordinator& c) { c.Resume(prior, {{0, 0, 0.5, 1.0}}); };
   const SystemClock clock;
   Result<RunSummary> summary = sweep.Run(clock);
   ASSERT_TRUE(summary.ok()) << summary.status().message();
   EXPECT_EQ(summary->finished, 6);  // 0, 3, 5 from before; the reruns of 1 and 2, and one new trial
-  const auto& trials = sweep.store()->trials;
+  const auto& trials = sweep.store()->trials();
   ASSERT_EQ(trials.size(), 9u);
   EXPECT_EQ(Find(trials, 1)->state, TrialState::kInterrupted);  // its RUNNING row was corrected
   EXPECT_NE(Find(trials, 1)->reason.find("coordinator stopped"), std::string::npos);
@@ -538,7 +540,7 @@ TEST(CoordinatorStop, AGracefulStopLetsRunningTrialsEndInterruptedAndReportsIt) 
   Result<RunSummary> summary = sweep.Run(clock);
   ASSERT_TRUE(summary.ok()) << summary.status().message();
   EXPECT_TRUE(summary->interrupted);
-  const auto& trials = sweep.store()->trials;
+  const auto& trials = sweep.store()->trials();
   ASSERT_EQ(trials.size(), 3u);  // one per worker; nothing new after the request
   for (const TrialRecord& r : trials) {
     EXPECT_EQ(r.state, TrialState::kInterrupted);
@@ -553,7 +555,7 @@ TEST(CoordinatorStop, AStopThatComesWhenEveryTrialIsDoneIsNoInterruption) {
   const MemoryStudyStore* store = sweep.store();
   sweep.prepare = [&](Coordinator& c) {
     c.SetStopPoll([store] {
-      const auto done = std::count_if(store->trials.begin(), store->trials.end(),
+      const auto done = std::count_if(store->trials().begin(), store->trials().end(),
                                       [](const TrialRecord& r) { return r.state == TrialState::kComplete; });
       return done == 6 ? StopRequest{1, "SIGUSR1 received"} : StopRequest{};
     });
@@ -581,8 +583,8 @@ TEST(CoordinatorStop, ATrialKilledByTheJobsStopSignalBeforeItsWorkerGotItIsInter
   const SystemClock clock;
   Result<RunSummary> summary = sweep.Run(clock);
   ASSERT_TRUE(summary.ok()) << summary.status().message();
-  ASSERT_EQ(sweep.store()->trials.size(), 1u);
-  const TrialRecord& r = sweep.store()->trials[0];
+  ASSERT_EQ(sweep.store()->trials().size(), 1u);
+  const TrialRecord& r = sweep.store()->trials()[0];
   EXPECT_EQ(r.state, TrialState::kInterrupted) << r.reason;
   EXPECT_NE(r.reason.find("which reached the trial too"), std::string::npos) << r.reason;
 }
@@ -604,7 +606,7 @@ TEST(CoordinatorStop, ASecondRequestStopsAtOnceAndLeavesRunningRowsForResume) {
   Result<RunSummary> summary = sweep.Run(clock);
   ASSERT_TRUE(summary.ok());
   EXPECT_TRUE(summary->interrupted);
-  for (const TrialRecord& r : sweep.store()->trials) {
+  for (const TrialRecord& r : sweep.store()->trials()) {
     EXPECT_TRUE(r.state == TrialState::kRunning || r.state == TrialState::kInterrupted);
     // Stopped by the second request, not by the end of the minute's grace.
     if (r.state == TrialState::kInterrupted) {

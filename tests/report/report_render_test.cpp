@@ -10,6 +10,7 @@
 
 #include "report/report.hpp"
 #include "support/manual_clock.hpp"
+#include "support/memory_study_store.hpp"
 #include "support/temp_dir.hpp"
 
 namespace cleansweep {
@@ -63,9 +64,9 @@ TEST(RenderReport, IsOnePageWhoseDataCannotEndItsScript) {
 TEST(ReportingStore, RewritesTheReportDuringTheRunAndStopsTheReloadAtTheEnd) {
   testing::TempDir dir;
   const std::string path = dir.File("r.html");
-  MemoryStudyStore* inner = nullptr;
+  testing::MemoryStudyStore* inner = nullptr;
   {
-    auto memory = std::make_unique<MemoryStudyStore>();
+    auto memory = std::make_unique<testing::MemoryStudyStore>();
     inner = memory.get();
     ReportInput base = Input();
     base.trials = {Trial(0)};  // from the file being resumed
@@ -86,7 +87,7 @@ TEST(ReportingStore, RewritesTheReportDuringTheRunAndStopsTheReloadAtTheEnd) {
     clock.Advance(Millis(1000));
     ASSERT_TRUE(store.PutTrial(Trial(4)).ok());
     EXPECT_EQ(Read(path).find("\"n\":4"), std::string::npos);
-    EXPECT_EQ(inner->trials.size(), 4u);  // everything reaches the real store
+    EXPECT_EQ(inner->trials().size(), 4u);  // everything reaches the real store
   }
   const std::string final_report = Read(path);  // the end of the run draws whatever is left
   EXPECT_NE(final_report.find("\"n\":4"), std::string::npos);

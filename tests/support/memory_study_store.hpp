@@ -1,0 +1,36 @@
+// A StudyStore in memory, for tests and benchmarks that need no HDF5 file: every row durable at
+// once, and readable back.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "study/study_store.hpp"
+
+namespace cleansweep::testing {
+
+class MemoryStudyStore : public StudyStore {
+ public:
+  Status PutTrial(const TrialRecord& record) override {
+    if (const auto [it, fresh] = row_of_.emplace(record.number, trials_.size()); !fresh) {
+      trials_[it->second] = record;
+    } else {
+      trials_.push_back(record);
+    }
+    return Status::Ok();
+  }
+  Status AppendIntermediate(const IntermediateValue& value) override {
+    intermediate_.push_back(value);
+    return Status::Ok();
+  }
+
+  const std::vector<TrialRecord>& trials() const { return trials_; }  // one row per trial, in first-put order
+  const std::vector<IntermediateValue>& intermediate() const { return intermediate_; }
+
+ private:
+  std::vector<TrialRecord> trials_;
+  std::vector<IntermediateValue> intermediate_;
+  std::map<std::int64_t, size_t> row_of_;  // trial number -> index in trials_
+};
+
+}  // namespace cleansweep::testing
