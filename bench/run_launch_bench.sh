@@ -5,6 +5,9 @@
 #   python      multiprocessing's spawn start method + `import torch` per trial (Debian's python3-torch)
 # Every trial does no work (--startup-only: one tensor, one report, exit). Prints median and p95
 # of launch -> first report and launch -> exit, and the ratios to the fork server.
+# Then launch -> first training batch (--first-batch-only: the data set loaded, one batch of 64
+# trained, its loss reported): spawned, forked with the data set preloaded by the plugin's prepare
+# hook, and forked without it (CLEANSWEEP_FASHION_PRELOAD=0) (bench/README.md, "Data loaded once").
 #   bench/run_launch_bench.sh [BUILD_DIR] [TRIALS]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,4 +45,30 @@ fork = rows["forkserver"]["exit_ms"]
 for k in ("spawn", "python"):
     e = rows[k]["exit_ms"]
     print(f"{k} / forkserver, launch to exit: median {e.median() / fork.median():.1f}x, p95 {e.quantile(0.95) / fork.quantile(0.95):.1f}x")
+PY
+
+batch=(--args=--first-batch-only --args=--subset=3000)  # the quickstart's training subset
+"$build/bin/launch_bench" --launcher spawn --program "$build/bin/cleansweep-train-fashion" --trials "$trials" \
+  "${batch[@]}" > "$out/batch-spawn.tsv"
+"$build/bin/launch_bench" --launcher forkserver --program "$build/lib/cleansweep-train-fashion.so" \
+  --trials "$trials" "${batch[@]}" > "$out/batch-forkserver.tsv"
+CLEANSWEEP_FASHION_PRELOAD=0 "$build/bin/launch_bench" --launcher forkserver \
+  --program "$build/lib/cleansweep-train-fashion.so" --trials "$trials" "${batch[@]}" \
+  > "$out/batch-forkserver-nopreload.tsv"
+/usr/bin/python3 - "$out" << 'PY'
+import sys
+import pandas as pd
+
+out = sys.argv[1]
+names = {"batch-spawn": "spawn", "batch-forkserver": "forkserver, data preloaded",
+         "batch-forkserver-nopreload": "forkserver, each trial reads the data"}
+rows = {k: pd.read_csv(f"{out}/{k}.tsv", sep="\t", comment="#") for k in names}
+print()
+print(f"{'launch to first training batch':<40} {'trials':>6} {'median ms':>10} {'p95 ms':>8}")
+for k, df in rows.items():
+    f = df["first_report_ms"]
+    print(f"{names[k]:<40} {len(df):>6} {f.median():>10.1f} {f.quantile(0.95):>8.1f}")
+fork = rows["batch-forkserver"]["first_report_ms"].median()
+for k in ("batch-spawn", "batch-forkserver-nopreload"):
+    print(f"{names[k]} / preloaded forkserver: median {rows[k]['first_report_ms'].median() / fork:.1f}x")
 PY

@@ -69,8 +69,11 @@ import h5py
 with h5py.File("$work/smoke.h5", "r") as a, h5py.File("$work/smoke-fork.h5", "r") as b:
     spawned, forked = a["trials"][:], b["trials"][:]
 assert list(forked["state"]) == [b"COMPLETE", b"COMPLETE"], (forked["state"], forked["reason"], forked["output_tail"])
-# Same seed, same parameters; training is deterministic on the CPU, so the same accuracy too.
+# Same seed, same parameters; training is deterministic on the CPU, so the same accuracy too. The
+# forked trials trained on the data set the plugin's prepare hook decoded once in the server.
 for s, f in zip(spawned, forked):
+    assert b"(data preloaded by the fork server)" in f["output_tail"], f["output_tail"]
+    assert b"(read from /usr/share/datasets/fashion-mnist)" in s["output_tail"], s["output_tail"]
     assert s["param_lr"] == f["param_lr"] and s["param_channels"] == f["param_channels"], (s, f)
     assert abs(s["value"] - f["value"]) < 1e-6, (s["value"], f["value"])
 print("fork-server sweep ok:", [round(v, 3) for v in forked["value"]])

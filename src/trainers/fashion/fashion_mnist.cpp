@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -31,9 +32,13 @@ void ReadExactly(gzFile file, void* buffer, size_t size, const std::string& path
   }
 }
 
-}  // namespace
+// One IDX file's contents: its shape and its bytes.
+struct Idx {
+  std::vector<std::int64_t> dims;
+  std::vector<std::uint8_t> bytes;
+};
 
-torch::Tensor ReadIdx(const std::string& path) {
+Idx ReadIdxBytes(const std::string& path) {
   std::unique_ptr<gzFile_s, int (*)(gzFile)> file(gzopen(path.c_str(), "rb"), gzclose);
   if (!file) {
     throw std::runtime_error(path + ": cannot open (install the dataset with: apt-get install dataset-fashion-mnist)");
@@ -45,22 +50,57 @@ torch::Tensor ReadIdx(const std::string& path) {
   }
   const int rank = header[3];
   if (rank < 1 || rank > 4) throw std::runtime_error(path + ": unexpected IDX rank");
-  std::vector<std::int64_t> dims;
+  Idx idx;
   std::int64_t count = 1;
   for (int i = 0; i < rank; ++i) {
     unsigned char d[4];
     ReadExactly(file.get(), d, 4, path);
-    dims.push_back(BigEndian(d));
-    count *= dims.back();
+    idx.dims.push_back(BigEndian(d));
+    count *= idx.dims.back();
   }
-  torch::Tensor data = torch::empty(dims, torch::kUInt8);
-  ReadExactly(file.get(), data.data_ptr<std::uint8_t>(), static_cast<size_t>(count), path);
+  idx.bytes.resize(static_cast<size_t>(count));
+  ReadExactly(file.get(), idx.bytes.data(), idx.bytes.size(), path);
+  return idx;
+}
+
+// What Preload read: kept for the life of the process, and of every process forked from it.
+struct Preloaded {
+  std::string dir;
+  Idx images;
+  Idx labels;
+};
+Preloaded& Cache() {
+  static Preloaded cache;
+  return cache;
+}
+
+// A read-only view of preloaded bytes as a tensor: no copy (the pages stay shared with the fork
+// server until something writes them, and nothing does).
+torch::Tensor View(Idx& idx) { return torch::from_blob(idx.bytes.data(), idx.dims, torch::kUInt8); }
+
+}  // namespace
+
+torch::Tensor ReadIdx(const std::string& path) {
+  Idx idx = ReadIdxBytes(path);
+  torch::Tensor data = torch::empty(idx.dims, torch::kUInt8);
+  std::copy(idx.bytes.begin(), idx.bytes.end(), data.data_ptr<std::uint8_t>());
   return data;
 }
 
+void Preload(const std::string& dir) {
+  Preloaded loaded;
+  loaded.images = ReadIdxBytes(dir + "/train-images-idx3-ubyte.gz");
+  loaded.labels = ReadIdxBytes(dir + "/train-labels-idx1-ubyte.gz");
+  loaded.dir = dir;
+  Cache() = std::move(loaded);
+}
+
+const std::string& PreloadedDir() { return Cache().dir; }
+
 Dataset Load(const std::string& dir, int subset, int val_size) {
-  const torch::Tensor images = ReadIdx(dir + "/train-images-idx3-ubyte.gz");
-  const torch::Tensor labels = ReadIdx(dir + "/train-labels-idx1-ubyte.gz");
+  const bool preloaded = !Cache().dir.empty() && Cache().dir == dir;
+  const torch::Tensor images = preloaded ? View(Cache().images) : ReadIdx(dir + "/train-images-idx3-ubyte.gz");
+  const torch::Tensor labels = preloaded ? View(Cache().labels) : ReadIdx(dir + "/train-labels-idx1-ubyte.gz");
   const std::int64_t n = images.size(0);
   if (labels.size(0) != n) throw std::runtime_error(dir + ": image and label counts differ");
   if (val_size < 1 || val_size >= n)
@@ -70,6 +110,7 @@ Dataset Load(const std::string& dir, int subset, int val_size) {
     return ((raw.to(torch::kFloat32) / 255.0 - kMean) / kStd).unsqueeze(1).contiguous();
   };
   Dataset data;
+  data.preloaded = preloaded;
   data.train = {normalise(images.slice(0, 0, train_n)), labels.slice(0, 0, train_n).to(torch::kInt64)};
   data.validation = {normalise(images.slice(0, n - val_size, n)), labels.slice(0, n - val_size, n).to(torch::kInt64)};
   return data;

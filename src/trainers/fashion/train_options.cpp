@@ -90,6 +90,8 @@ bool ParseOptions(int argc, char** argv, const Trial& trial, TrainOptions* o, in
   app.add_option("--threads", o->threads, "Intra-op CPU threads (0 = default)");
   app.add_flag("--startup-only", o->startup_only,
                "Make one tensor, report 0 and exit, with no data and no training (bench/launch_bench)");
+  app.add_flag("--first-batch-only", o->first_batch_only,
+               "Load the data, train one batch, report its loss as step 0 and exit (bench/launch_bench)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

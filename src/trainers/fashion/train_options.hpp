@@ -23,9 +23,10 @@ struct TrainOptions {
   int val_size = 10000;
   std::uint64_t seed = 0;
   std::string data_dir;
-  std::string device = "auto";  // auto | cpu | cuda
-  int threads = 0;              // intra-op threads; 0 = libtorch's default (OMP_NUM_THREADS)
-  bool startup_only = false;    // report 0 at once and exit: what starting a trial costs (bench/)
+  std::string device = "auto";    // auto | cpu | cuda
+  int threads = 0;                // intra-op threads; 0 = libtorch's default (OMP_NUM_THREADS)
+  bool startup_only = false;      // report 0 at once and exit: what starting a trial costs (bench/)
+  bool first_batch_only = false;  // load the data, train one batch, report its loss, exit (bench/)
 };
 
 // Parses the command line over the trial's parameters. Returns false after printing the reason

@@ -119,9 +119,9 @@ int cleansweep::fashion::TrainerMain(int argc, char** argv) {
     return 2;
   }
   const torch::Device device = cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-  std::printf("training on %s: %lld examples, validating on %lld\n", cuda ? "cuda" : "cpu",
-              static_cast<long long>(data.train.images.size(0)),
-              static_cast<long long>(data.validation.images.size(0)));
+  std::printf("training on %s: %lld examples, validating on %lld (%s)\n", cuda ? "cuda" : "cpu",
+              static_cast<long long>(data.train.images.size(0)), static_cast<long long>(data.validation.images.size(0)),
+              data.preloaded ? "data preloaded by the fork server" : ("read from " + options.data_dir).c_str());
   try {
     const fashion::TrainResult result = fashion::Train(options, data, device, trial);
     if (result.pruned) return 0;  // recorded PRUNED with its last reported accuracy

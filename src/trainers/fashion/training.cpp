@@ -63,6 +63,11 @@ TrainResult Train(const TrainOptions& o, const Dataset& data, torch::Device devi
       optimizer->step();
       loss_sum += loss.item<double>();
       ++batches;
+      if (o.first_batch_only) {  // bench/: what it costs a trial to reach its first training step
+        trial.Report(0, loss_sum);
+        result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        return result;
+      }
     }
     result.val_accuracy = Accuracy(model, data.validation, device);
     std::printf("epoch %d/%d: train loss %.4f, validation accuracy %.4f\n", epoch + 1, o.epochs,
