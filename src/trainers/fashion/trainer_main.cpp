@@ -4,10 +4,13 @@
 // through the report pipe; alone, it takes flags and prints. Exit status: 0 done, 2 bad options, 3 data missing, 75 out
 // of memory, 1 other error.
 //
-// `--loop-params FILE [flags]` is the contrast that scripts/gpu/check.sh runs: it trains every
-// configuration in FILE (one JSON object of parameters per line) one after another in this one
-// process, as a for-loop under Optuna would, and prints the GPU's used memory (NVML) after each.
+// `--loop-params FILE [flags]` is the contrast that scripts/gpu/check.sh and
+// bench/run_seed_problem_bench.sh run: it trains every configuration in FILE (one JSON object of
+// parameters per line) one after another in this one process, as a for-loop under Optuna would,
+// and prints the GPU's used memory (NVML) and this process's host memory after each.
+#include <malloc.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -43,6 +46,28 @@ int OutOfMemory(Trial& trial, const char* kind, const std::string& what) {
   return cleansweep::kExitOutOfMemory;
 }
 
+// This process's host memory: resident (RSS), and what glibc's allocator holds in its arenas
+// without using it (freed, not given back to the system).
+struct HostMemory {
+  double rss_mb = 0;
+  double malloc_free_mb = 0;
+  double malloc_total_mb = 0;  // arenas and mmapped blocks
+};
+
+HostMemory ReadHostMemory() {
+  HostMemory m;
+  long pages = 0, resident = 0;
+  if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  m.rss_mb = static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / (1 << 20);
+  const struct mallinfo2 info = ::mallinfo2();
+  m.malloc_free_mb = static_cast<double>(info.fordblks) / (1 << 20);
+  m.malloc_total_mb = static_cast<double>(info.arena + info.hblkhd) / (1 << 20);
+  return m;
+}
+
 // Trains each configuration of `path` in this process; returns the exit status.
 int TrainInALoop(const std::string& path, int argc, char** argv) {
   std::ifstream lines(path);
@@ -70,8 +95,13 @@ int TrainInALoop(const std::string& path, int argc, char** argv) {
       const fashion::TrainResult result =
           fashion::Train(options, data, cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU), trial);
       const std::optional<cleansweep::GpuMemory> memory = nvml ? nvml->DeviceMemory(device_name) : std::nullopt;
-      std::printf("loop model %d: val_accuracy %.4f, GPU %s used %s MiB\n", index, result.val_accuracy,
-                  device_name.c_str(), memory ? std::to_string(std::lround(memory->used_mb)).c_str() : "?");
+      const HostMemory host = ReadHostMemory();
+      std::printf(
+          "loop model %d: val_accuracy %.4f, GPU %s used %s MiB, host RSS %.1f MiB, malloc holds %.1f MiB free of "
+          "%.1f MiB\n",
+          index, result.val_accuracy, device_name.c_str(),
+          memory ? std::to_string(std::lround(memory->used_mb)).c_str() : "?", host.rss_mb, host.malloc_free_mb,
+          host.malloc_total_mb);
     } catch (const std::exception& e) {
       std::printf("loop model %d: failed: %s\n", index, std::string(e.what()).substr(0, 200).c_str());
     }
