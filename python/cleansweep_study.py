@@ -15,7 +15,9 @@ packages python3-h5py and python3-pandas).
 Columns of `trials`: `state` (an ordered categorical), `value`, one column per parameter,
 `param_<name>` as in the file (floats as float64; ints as int64, or pandas' nullable Int64 when the parameter can be
 inactive; categorical parameters as pandas categoricals in config order, inactive values missing),
-`datetime_start` and `datetime_end` as UTC timestamps, `duration` in seconds, the run fields
+`datetime_start` and `datetime_end` as UTC timestamps, `datetime_worker_free` too (when the trial's worker
+became free for it: its previous trial's end; missing for a worker's first trial and in files written
+before it existed), `duration` in seconds, the run fields
 (`worker`, `host`, `gpu`, `exit_code`, `signal`, `peak_rss_kb`, `attempt`, `retry_of`, `enqueued`,
 `sampler_ms`, `last_step`, `reason`, `output_tail`) and `attrs`, the trial's user attributes as a
 dict. `user_attrs()` spreads those into columns. docs/study-format.md describes the file itself.
@@ -35,7 +37,7 @@ import pandas as pd
 
 STATES = ["RUNNING", "COMPLETE", "PRUNED", "FAIL", "CRASH", "OOM_GPU", "OOM_HOST", "TIMEOUT", "INTERRUPTED"]
 _TEXT_FIELDS = ["state", "host", "gpu", "reason", "output_tail", "attrs"]
-_TIMES = ["datetime_start", "datetime_end"]
+_TIMES = ["datetime_start", "datetime_end", "datetime_worker_free"]
 
 
 class Study:
@@ -261,6 +263,9 @@ def load_study(path, retries=5, timeout=5.0):
     for spec in space:
         trials[spec["column"]] = _param_column(raw[spec["column"]], spec).values
     for name in _TIMES:
+        if name not in raw.dtype.names:  # datetime_worker_free: only in files written since issue 19
+            trials[name] = pd.Series(pd.NaT, index=trials.index, dtype="datetime64[ns, UTC]")
+            continue
         seconds = pd.Series(np.asarray(raw[name], dtype="float64"))
         seconds[seconds <= 0] = np.nan  # a RUNNING trial has no end yet
         trials[name] = pd.to_datetime(seconds, unit="s", utc=True)

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -56,6 +57,24 @@ void PrintSamplerTime(const StudyData& study) {
   std::printf("\n");
 }
 
+// How long workers sat without a trial between two: each trial's start minus when its worker
+// became free (the end of that worker's previous trial), both stamped by the worker.
+void PrintIdleGaps(const StudyData& study) {
+  std::vector<double> ms;
+  for (const TrialRecord& r : study.trials) {
+    if (r.state != TrialState::kRunning && std::isfinite(r.worker_free_time)) {
+      ms.push_back((r.start_time - r.worker_free_time) * 1e3);
+    }
+  }
+  if (ms.empty()) return;
+  std::sort(ms.begin(), ms.end());
+  const auto at = [&ms](double q) {
+    return ms[std::min(ms.size() - 1, static_cast<size_t>(q * static_cast<double>(ms.size())))];
+  };
+  std::printf("idle gap between trials on a worker: median %.2f ms, p95 %.2f ms (%zu gaps)\n", at(0.5), at(0.95),
+              ms.size());
+}
+
 }  // namespace
 
 int ShowCommand(const ShowArgs& args) {
@@ -105,6 +124,7 @@ int ShowCommand(const ShowArgs& args) {
   if (running > 0) std::printf("running: %d (or cut off, if no coordinator is running it)\n", running);
   if (interrupted > 0) std::printf("interrupted: %d (each runs again, as a new trial, on resume)\n", interrupted);
   PrintSamplerTime(*study);
+  PrintIdleGaps(*study);
   const TrialRecord* best = nullptr;
   for (const TrialRecord& r : study->trials) {
     if (r.state != TrialState::kComplete || !r.value) continue;

@@ -329,6 +329,14 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
         h5::CheckId(H5Dopen2(file->file.get(), name, H5P_DEFAULT), path + ": missing dataset /" + std::string(name));
     if (!d.ok()) return d.status();
     *handle = std::move(*d);
+    // A file from before issue 19 has no datetime_worker_free column: its rows go on without it.
+    if (std::string(name) == "trials") {
+      const h5::Handle type(H5Dget_type(handle->get()));
+      if (type.valid() && H5Tget_member_index(type.get(), "datetime_worker_free") < 0) {
+        file->trials_layout = TrialsLayout(file->space, /*worker_free_column=*/false);
+        file->trials_type = CompoundType(file->trials_layout);
+      }
+    }
     // Unread, the row count would stay 0 and new rows would be written over the old ones.
     CS_ASSIGN_OR_RETURN(*rows, h5::RowCount(handle->get(), path + ": /" + std::string(name)));
   }
@@ -487,6 +495,7 @@ Status StudyFile::PutTrial(const TrialRecord& r) {
   row.Set("gpu_mem_peak_mb", r.gpu_mem_peak_mb);
   row.Set("gpu_mem_after_mb", r.gpu_mem_after_mb);
   row.Set("gpu_mem_foreign_mb", r.gpu_mem_foreign_mb);
+  if (impl_->trials_layout.Find("datetime_worker_free")) row.Set("datetime_worker_free", r.worker_free_time);
   row.Set("reason", r.reason);
   row.Set("output_tail", r.output_tail);
   row.Set("attrs", r.attrs_json);

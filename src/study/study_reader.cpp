@@ -152,6 +152,12 @@ Status ReadTrials(hid_t file, StudyData* study) {
         steps->size(), reasons->size(), tails->size(), attrs->size()}) {
     CS_RETURN_IF_ERROR(CoversRows(size, n, "/trials"));
   }
+  // Files written before issue 19 have no datetime_worker_free: unknown there.
+  auto worker_free = HasMember(d, "datetime_worker_free")
+                         ? ReadNumbers<double>(d, "datetime_worker_free", H5T_NATIVE_DOUBLE)
+                         : Result<std::vector<double>>(std::vector<double>());
+  CS_RETURN_IF_ERROR(worker_free.status());
+  if (!worker_free->empty()) CS_RETURN_IF_ERROR(CoversRows(worker_free->size(), n, "/trials"));
   for (const std::vector<double>& column : gpu_mem) {
     if (!column.empty()) CS_RETURN_IF_ERROR(CoversRows(column.size(), n, "/trials"));
   }
@@ -184,6 +190,7 @@ Status ReadTrials(hid_t file, StudyData* study) {
                                  std::pair{&r.gpu_mem_after_mb, 2}, std::pair{&r.gpu_mem_foreign_mb, 3}}) {
       if (!gpu_mem[static_cast<size_t>(column)].empty()) *field = gpu_mem[static_cast<size_t>(column)][i];
     }
+    if (!worker_free->empty()) r.worker_free_time = (*worker_free)[i];
   }
   for (const ParamSpec& spec : study->config.space.params()) {
     const std::string column = ParamColumn(spec.name);

@@ -65,7 +65,9 @@ inline constexpr size_t kStateLength = 11;  // "INTERRUPTED"
 inline constexpr size_t kHostLength = 64;   // HOST_NAME_MAX
 inline constexpr size_t kGpuLength = 64;    // a GPU or MIG UUID fits
 
-RowLayout TrialsLayout(const SearchSpace& space);
+// The columns of /trials. `worker_free_column`: false for a file written before issue 19, which a
+// resume goes on writing without that column.
+RowLayout TrialsLayout(const SearchSpace& space, bool worker_free_column = true);
 
 // The search space as the root attribute `space` stores it (docs/study-format.md): a JSON array,
 // one object per parameter in column order, for readers that want typed columns without parsing

@@ -55,6 +55,9 @@ struct TrialRecord {
   double gpu_mem_peak_mb = std::numeric_limits<double>::quiet_NaN();     // the most the trial's processes held
   double gpu_mem_after_mb = std::numeric_limits<double>::quiet_NaN();    // the device's used memory after it
   double gpu_mem_foreign_mb = std::numeric_limits<double>::quiet_NaN();  // held at start by processes not ours
+  // Unix time its worker became free for it: the end of the trial that worker ran before, NaN for a
+  // worker's first trial. start_time minus this is the worker's idle gap (docs/study-format.md).
+  double worker_free_time = std::numeric_limits<double>::quiet_NaN();
 
   double duration() const { return end_time - start_time; }
 
@@ -62,7 +65,7 @@ struct TrialRecord {
   void serialize(Archive& ar) {
     ar(number, state, value, params, start_time, end_time, worker, host, gpu, exit_code, signal, peak_rss_kb, attempt,
        retry_of, enqueued, sampler_ms, last_step, reason, output_tail, attrs_json, gpu_mem_before_mb, gpu_mem_peak_mb,
-       gpu_mem_after_mb, gpu_mem_foreign_mb);
+       gpu_mem_after_mb, gpu_mem_foreign_mb, worker_free_time);
   }
 };
 

@@ -303,6 +303,9 @@ Status Worker::SendResult(const AssignMsg& assign, TrialRecord record, std::stri
   record.worker = transport_->rank();
   record.host = identity_.host;
   record.gpu = gpu_;
+  // Both ends of the gap are this worker's own stamps: the end of its last trial, this one's start.
+  if (last_trial_end_) record.worker_free_time = *last_trial_end_;
+  last_trial_end_ = record.end_time;
   return transport_->Send(0, ResultMsg{std::move(record), std::move(worker_fault)});
 }
 

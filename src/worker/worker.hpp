@@ -74,6 +74,7 @@ class Worker {
   std::string trials_root_;
   std::function<int()> signal_poll_;
   const Clock* clock_ = SystemClock::Get();
+  std::optional<double> last_trial_end_;  // when this worker's last trial ended (worker_free_time)
   GpuProbe* gpu_probe_ = nullptr;
   std::set<int> earlier_gpu_pids_;  // processes of earlier trials seen holding memory on our GPU
   bool stop_ = false;

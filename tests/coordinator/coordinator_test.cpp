@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <regex>
 #include <set>
 #include <thread>
@@ -150,6 +151,25 @@ TEST(Coordinator, RunsEveryTrialOnceAndRecordsEverything) {
   EXPECT_EQ(ranks, (std::set<int>{1, 2, 3}));  // every worker got work
   EXPECT_EQ(*summary->best->value, best);
   EXPECT_GE(sweep.store()->intermediate().size(), 40u);  // reports travel to the store as they come
+}
+
+// Issue 19's idle gap: every result says when its worker became free for it (the end of that
+// worker's previous trial), so the gap needs no guessing across workers or runs.
+TEST(Coordinator, EachTrialSaysWhenItsWorkerBecameFreeForIt) {
+  Sweep sweep(Config("{name: c, n_trials: 30, direction: maximize}", "{kind: random, seed: 3}"), 3);
+  const SystemClock clock;
+  ASSERT_TRUE(sweep.Run(clock).ok());
+  std::map<int, std::vector<TrialRecord>> by_worker;  // in the order each worker ran them
+  for (const TrialRecord& r : sweep.store()->trials()) by_worker[r.worker].push_back(r);
+  ASSERT_EQ(by_worker.size(), 3u);
+  for (auto& [worker, trials] : by_worker) {
+    std::sort(trials.begin(), trials.end(), [](const auto& a, const auto& b) { return a.number < b.number; });
+    EXPECT_TRUE(std::isnan(trials[0].worker_free_time)) << "worker " << worker << "'s first trial";
+    for (size_t i = 1; i < trials.size(); ++i) {
+      EXPECT_EQ(trials[i].worker_free_time, trials[i - 1].end_time)
+          << "worker " << worker << ", trial " << trials[i].number << " after " << trials[i - 1].number;
+    }
+  }
 }
 
 TEST(Coordinator, StopsWhenTheGridIsUsedUp) {

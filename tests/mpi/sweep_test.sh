@@ -43,6 +43,9 @@ case $scenario in
     "$bin/cleansweep" show np3.h5 > show.txt
     grep -q "40 of 40 trials finished" show.txt || fail "show: $(cat show.txt)"
     grep -q "^best: trial" show.txt || fail "show has no best trial"
+    # 40 trials on 2 workers: every trial but each worker's first has an idle gap before it.
+    grep -q "^idle gap between trials on a worker: median [0-9.]* ms, p95 [0-9.]* ms (38 gaps)$" show.txt ||
+      fail "show has no idle gap line for 38 gaps: $(cat show.txt)"
     "$bin/cleansweep" export np3.h5 --format csv -o np3.csv
     /usr/bin/python3 - <<PY
 import pandas as pd

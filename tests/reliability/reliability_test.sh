@@ -222,9 +222,14 @@ PY
     "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/t.yaml" --progress lines > out.txt 2>&1 &
     job=$!
     wait_rows t.h5 5 COMPLETE
-    # Even root cannot make a folder inside a file: the root's disk "fails" for every worker.
-    mv "$work/scratch/t.trials" "$work/scratch/t.trials.kept"
-    echo "not a folder" > "$work/scratch/t.trials"
+    # Even root cannot make a folder inside a file: the root's disk "fails" for every worker. A
+    # worker may make the root again between the mv and the write (it creates missing parents):
+    # move that one aside too, and merge what they hold afterwards.
+    for aside in 1 2 3 4 5 6 7 8 9 10; do
+      mv "$work/scratch/t.trials" "$work/scratch/t.trials.kept$aside"
+      echo "not a folder" 2> /dev/null > "$work/scratch/t.trials" && break
+    done
+    [ -f "$work/scratch/t.trials" ] || fail "could not put a file in place of the trial folders' root"
     code=0
     timeout 120 tail --pid=$job -f /dev/null || fail "the sweep hangs after the trial folders failed"
     wait $job || code=$?
@@ -245,7 +250,12 @@ assert 1 <= len(blocked) <= 2 and all(r.startswith("not started: ") for r in blo
 assert states.count("COMPLETE") >= 5, states
 PY
     rm "$work/scratch/t.trials"
-    mv "$work/scratch/t.trials.kept" "$work/scratch/t.trials"
+    for kept in "$work"/scratch/t.trials.kept[2-9] "$work"/scratch/t.trials.kept10; do
+      [ -d "$kept" ] || continue
+      find "$kept" -mindepth 1 -maxdepth 1 -exec mv -t "$work/scratch/t.trials.kept1" {} +
+      rmdir "$kept"
+    done
+    mv "$work/scratch/t.trials.kept1" "$work/scratch/t.trials"
     "${mpi[@]}" -np 3 "$bin/cleansweep" resume "$work/t.h5" --progress lines > out2.txt 2>&1 || fail "resume after the fix exited $?: $(tail -5 out2.txt)"
     check_final t.h5 200
     [ -s "$work/scratch/t.trials/199/log.txt" ] || fail "the last trial's log is not under study.trials_dir"

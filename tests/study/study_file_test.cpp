@@ -345,6 +345,47 @@ TEST(StudyFile, FieldsReadersMustTrustAreFixedWidthInTheRow) {
   EXPECT_EQ(study->trials[0].params.at("flag"), ParamValue(true));
 }
 
+// Issue 19: each row says when its worker became free for it; a file written before that column
+// existed reads as unknown there, and a resume goes on writing it without the column.
+TEST(StudyFile, WorkerFreeTimeIsKeptAndOlderFilesGoOnWithoutIt) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  {
+    Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(path, Config(path));
+    ASSERT_TRUE(file.ok());
+    TrialRecord r = Record(0, true);
+    r.worker_free_time = r.start_time - 0.004;
+    ASSERT_TRUE((*file)->PutTrial(r).ok());
+    ASSERT_TRUE((*file)->PutTrial(Record(1, false)).ok());  // a worker's first trial: NaN
+  }
+  Result<StudyData> study = ReadStudyFile(path);
+  ASSERT_TRUE(study.ok()) << study.status().message();
+  EXPECT_NEAR(study->trials[0].start_time - study->trials[0].worker_free_time, 0.004, 1e-9);
+  EXPECT_TRUE(std::isnan(study->trials[1].worker_free_time));
+
+  // six_trials.h5 was written by cleansweep before the column existed.
+  const std::string old = dir.File("old.h5");
+  std::filesystem::copy_file(std::string(CLEANSWEEP_SOURCE_DIR) + "/tests/fuzz/corpus/study_reader/six_trials.h5", old);
+  Result<StudyData> before = ReadStudyFile(old);
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  ASSERT_FALSE(before->trials.empty());
+  for (const TrialRecord& r : before->trials) EXPECT_TRUE(std::isnan(r.worker_free_time)) << r.number;
+  {
+    Result<std::unique_ptr<StudyFile>> file = StudyFile::Reopen(old, before->config);
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    TrialRecord next = before->trials.back();
+    next.number = static_cast<std::int64_t>(before->trials.size());
+    next.worker_free_time = next.start_time - 1;
+    ASSERT_TRUE((*file)->PutTrial(next).ok());
+    ASSERT_TRUE((*file)->Flush().ok());
+  }
+  Result<StudyData> after = ReadStudyFile(old);
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  ASSERT_EQ(after->trials.size(), before->trials.size() + 1);
+  EXPECT_EQ(after->trials.back().number, static_cast<std::int64_t>(before->trials.size()));
+  EXPECT_TRUE(std::isnan(after->trials.back().worker_free_time)) << "an old file has no place for it";
+}
+
 TEST(TableLayout, ParameterColumnTypesFollowTheirValues) {
   const StudyConfig config = Config("x.h5");
   EXPECT_EQ(ParamColumnType(*config.space.Find("lr")), ColumnType::kFloat64);

@@ -24,8 +24,14 @@ inline double FakeObjective(const ParamSet& p) {
 class FakeTrial : public TrialProcess {
  public:
   FakeTrial(ParamSet params, int polls, bool hang, bool crash = false, int die_by = 0,
-            std::atomic<int>* deaths = nullptr)
-      : params_(std::move(params)), polls_left_(polls), hang_(hang), crash_(crash), die_by_(die_by), deaths_(deaths) {}
+            std::atomic<int>* deaths = nullptr, std::int64_t number = 0)
+      : params_(std::move(params)),
+        polls_left_(polls),
+        hang_(hang),
+        crash_(crash),
+        die_by_(die_by),
+        deaths_(deaths),
+        number_(number) {}
 
   void Poll(Millis, std::vector<StepValue>* steps) override {
     if (finished_) return;
@@ -56,8 +62,8 @@ class FakeTrial : public TrialProcess {
     outcome_.state = TrialState::kComplete;
     outcome_.value = FakeObjective(params_);
     outcome_.exit_code = 0;
-    outcome_.start_time = 1;
-    outcome_.end_time = 2;
+    outcome_.start_time = 1000.0 + static_cast<double>(number_);  // distinct times per trial
+    outcome_.end_time = outcome_.start_time + 0.5;
     finished_ = true;
   }
   bool Finished() const override { return finished_; }
@@ -80,6 +86,7 @@ class FakeTrial : public TrialProcess {
   bool crash_;
   int die_by_;
   std::atomic<int>* deaths_;
+  std::int64_t number_;
   std::int64_t step_ = 0;
   bool finished_ = false;
   std::optional<TrialState> stop_;
@@ -102,8 +109,8 @@ class FakeLauncher : public Launcher {
     Result<ParamSet> params = ParamSetFromJson(nlohmann::json::parse(spec.env.at("CLEANSWEEP_PARAMS")));
     const int polls = 1 + static_cast<int>(started % 3);  // uneven durations
     const bool crash = std::stoi(spec.env.at("CLEANSWEEP_ATTEMPT")) < crash_until_attempt;
-    return std::unique_ptr<TrialProcess>(
-        std::make_unique<FakeTrial>(*params, polls, hang_, crash, die_by_signal, &deaths));
+    return std::unique_ptr<TrialProcess>(std::make_unique<FakeTrial>(
+        *params, polls, hang_, crash, die_by_signal, &deaths, std::stoll(spec.env.at("CLEANSWEEP_TRIAL"))));
   }
 
   std::map<std::string, std::string> last_env() {

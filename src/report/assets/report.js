@@ -350,14 +350,25 @@ function drawTimeline() {
     hover(r, trialText(t));
     drawn++;
   }
+  // The idle gap: from a worker's previous trial's end to this trial's start (ms, both its stamps).
+  const gapText = (gaps) => {
+    if (!gaps.length) return "";
+    const sorted = [...gaps].sort((a, b) => a - b);
+    const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+    return `idle gap between trials: median ${at(0.5).toFixed(2)} ms, p95 ${at(0.95).toFixed(2)} ms (${gaps.length})`;
+  };
   for (const rank of ranks) {
     const host = (spans.find((t) => t.w === rank) || {}).h || "";
     svgEl("text", { x: 56, y: y(rank) + rowH * 0.72, "text-anchor": "end" }, svg).textContent = `rank ${rank}`;
     const use = end > start ? busy[rank] / (end - start) : 0;
     const label = svgEl("text", { x: width - 64, y: y(rank) + rowH * 0.72, class: "utilisation" }, svg);
     label.textContent = `${(100 * use).toFixed(0)} %`;
-    hover(label, `rank ${rank} on ${host}: busy ${fmtDuration(busy[rank])} of ${fmtDuration(end - start)}`);
+    const gaps = gapText(spans.filter((t) => t.w === rank && t.ig !== undefined).map((t) => t.ig));
+    hover(label, `rank ${rank} on ${host}: busy ${fmtDuration(busy[rank])} of ${fmtDuration(end - start)}` +
+      (gaps ? `; ${gaps}` : ""));
   }
+  const allGaps = gapText(spans.filter((t) => t.ig !== undefined).map((t) => t.ig));
+  document.getElementById("idle-gap").textContent = allGaps ? `Every worker: ${allGaps}.` : "";
   svg.dataset.drawn = drawn;
   const legend = document.createElement("div");
   legend.className = "legend";
