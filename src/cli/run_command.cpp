@@ -19,6 +19,7 @@
 #include "report/report.hpp"
 #include "study/study_file.hpp"
 #include "transport/mpi_job.hpp"
+#include "util/quantile.hpp"
 #include "worker/gpu_binding.hpp"
 #include "worker/worker.hpp"
 
@@ -180,11 +181,9 @@ int RunCoordinator(const RunArgs& args, MpiJob* job) {
   std::printf("study file: %s\n", config.study.storage.c_str());
   if (std::vector<double> ms = summary->commit_ms; !ms.empty()) {
     std::sort(ms.begin(), ms.end());
-    const auto at = [&ms](double q) {
-      return ms[std::min(ms.size() - 1, static_cast<size_t>(q * static_cast<double>(ms.size())))];
-    };
     std::printf("commits: %lld trial rows made durable in %zu group commits, median %.2f ms, p99 %.2f ms each\n",
-                static_cast<long long>(summary->committed_rows), ms.size(), at(0.5), at(0.99));
+                static_cast<long long>(summary->committed_rows), ms.size(), NearestRankQuantile(ms, 0.5),
+                NearestRankQuantile(ms, 0.99));
   }
   if (!summary->worker_fault.empty()) {
     std::fflush(stdout);

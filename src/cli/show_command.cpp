@@ -1,7 +1,7 @@
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "study/study_file.hpp"
 #include "util/json_limits.hpp"
+#include "util/quantile.hpp"
 #include "util/utf8.hpp"
 
 namespace cleansweep {
@@ -57,22 +58,16 @@ void PrintSamplerTime(const StudyData& study) {
   std::printf("\n");
 }
 
-// How long workers sat without a trial between two: each trial's start minus when its worker
-// became free (the end of that worker's previous trial), both stamped by the worker.
+// How long workers sat without a trial between two (TrialRecord::idle_gap_ms).
 void PrintIdleGaps(const StudyData& study) {
   std::vector<double> ms;
   for (const TrialRecord& r : study.trials) {
-    if (r.state != TrialState::kRunning && std::isfinite(r.worker_free_time)) {
-      ms.push_back((r.start_time - r.worker_free_time) * 1e3);
-    }
+    if (const std::optional<double> gap = r.idle_gap_ms()) ms.push_back(*gap);
   }
   if (ms.empty()) return;
   std::sort(ms.begin(), ms.end());
-  const auto at = [&ms](double q) {
-    return ms[std::min(ms.size() - 1, static_cast<size_t>(q * static_cast<double>(ms.size())))];
-  };
-  std::printf("idle gap between trials on a worker: median %.2f ms, p95 %.2f ms (%zu gaps)\n", at(0.5), at(0.95),
-              ms.size());
+  std::printf("idle gap between trials on a worker: median %.2f ms, p95 %.2f ms (%zu gaps)\n",
+              NearestRankQuantile(ms, 0.5), NearestRankQuantile(ms, 0.95), ms.size());
 }
 
 }  // namespace

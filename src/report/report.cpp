@@ -78,10 +78,7 @@ nlohmann::json TrialJson(const TrialRecord& r) {
     const auto known = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
     t["gm"] = {known(r.gpu_mem_before_mb), r.gpu_mem_peak_mb, known(r.gpu_mem_after_mb)};
   }
-  // Its worker's idle gap before it, ms (datetime_worker_free; a worker's first trial has none).
-  if (r.state != TrialState::kRunning && std::isfinite(r.worker_free_time)) {
-    t["ig"] = (r.start_time - r.worker_free_time) * 1e3;
-  }
+  if (const std::optional<double> gap = r.idle_gap_ms()) t["ig"] = *gap;  // its worker's idle gap before it
   return t;
 }
 

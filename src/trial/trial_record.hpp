@@ -2,6 +2,7 @@
 // study file all share it, and none of them does I/O through it.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -60,6 +61,12 @@ struct TrialRecord {
   double worker_free_time = std::numeric_limits<double>::quiet_NaN();
 
   double duration() const { return end_time - start_time; }
+  // How long its worker sat idle before it, ms: from worker_free_time to its start. None for a
+  // worker's first trial, an older file's rows, and a RUNNING row (not started, or not known yet).
+  std::optional<double> idle_gap_ms() const {
+    if (state == TrialState::kRunning || !std::isfinite(worker_free_time)) return std::nullopt;
+    return (start_time - worker_free_time) * 1e3;
+  }
 
   template <class Archive>
   void serialize(Archive& ar) {

@@ -165,9 +165,12 @@ TEST(Coordinator, EachTrialSaysWhenItsWorkerBecameFreeForIt) {
   for (auto& [worker, trials] : by_worker) {
     std::sort(trials.begin(), trials.end(), [](const auto& a, const auto& b) { return a.number < b.number; });
     EXPECT_TRUE(std::isnan(trials[0].worker_free_time)) << "worker " << worker << "'s first trial";
+    EXPECT_FALSE(trials[0].idle_gap_ms()) << "no gap before a worker's first trial";
     for (size_t i = 1; i < trials.size(); ++i) {
       EXPECT_EQ(trials[i].worker_free_time, trials[i - 1].end_time)
           << "worker " << worker << ", trial " << trials[i].number << " after " << trials[i - 1].number;
+      ASSERT_TRUE(trials[i].idle_gap_ms());
+      EXPECT_DOUBLE_EQ(*trials[i].idle_gap_ms(), (trials[i].start_time - trials[i - 1].end_time) * 1e3);
     }
   }
 }
