@@ -196,10 +196,10 @@ Status CheckPlaceholders(const YamlReader& r, const YAML::Node& node, const std:
 
 Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace& space, TrialOptions* out) {
   if (!node) return r.Error(node, "trial", "missing: a config needs `trial: {command: [...]}`");
-  CS_RETURN_IF_ERROR(
-      r.CheckKeys(node, "trial",
-                  {"command", "launcher", "timeout", "kill_grace", "prune_grace", "stop_grace", "log_limit_mb",
-                   "tail_lines", "env", "retries", "retry_on", "memory_limit", "gpu_clean_wait", "prepare_timeout"}));
+  CS_RETURN_IF_ERROR(r.CheckKeys(
+      node, "trial",
+      {"command", "launcher", "timeout", "kill_grace", "prune_grace", "stop_grace", "log_limit_mb", "tail_lines", "env",
+       "retries", "retry_on", "memory_limit", "gpu_clean_wait", "prepare_timeout", "prefork"}));
   const YAML::Node command = node["command"];
   if (!command) return r.Error(node, "trial.command", "missing: the program to run, e.g. [python3, train.py]");
   if (command.IsScalar()) {
@@ -231,6 +231,13 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
   CS_RETURN_IF_ERROR(trial.Read("prune_grace", &out->prune_grace));
   CS_RETURN_IF_ERROR(trial.Read("gpu_clean_wait", &out->gpu_clean_wait));
   CS_RETURN_IF_ERROR(trial.Read("prepare_timeout", &out->prepare_timeout, Millis(1)));
+  CS_RETURN_IF_ERROR(trial.Read("prefork", &out->prefork));
+  if (out->prefork && trial.Has("prefork") && out->launcher == LauncherKind::kSpawn) {
+    return trial.Error("prefork",
+                       "needs trial.launcher: forkserver (a spawned trial execs its program, so there is nothing to "
+                       "fork ahead of it)");
+  }
+  if (out->launcher == LauncherKind::kSpawn) out->prefork = false;
   CS_RETURN_IF_ERROR(trial.Read("stop_grace", &out->stop_grace));
   CS_RETURN_IF_ERROR(trial.Read("retries", &out->retries, 0, 100));
   if (node["retry_on"]) {
@@ -279,7 +286,18 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
 
 Status ParseWorkers(const YamlReader& r, const YAML::Node& node, WorkerOptions* out) {
   if (!node) return Status::Ok();
-  CS_RETURN_IF_ERROR(r.CheckKeys(node, "workers", {"gpus"}));
+  CS_RETURN_IF_ERROR(r.CheckKeys(node, "workers", {"gpus", "queue"}));
+  if (const YAML::Node queue = node["queue"]; queue && !(queue.IsScalar() && queue.Scalar() == "auto")) {
+    int depth = 0;
+    const ConfigSection workers(r, node, "workers");
+    if (!workers.Read("queue", &depth, 0, kMaxWorkerQueue).ok()) {
+      return workers.Error("queue",
+                           "expected auto (queue one trial per busy worker while trials are short), 0 "
+                           "(never) or a count of trials up to " +
+                               std::to_string(kMaxWorkerQueue));
+    }
+    out->queue = depth;
+  }
   const YAML::Node gpus = node["gpus"];
   if (!gpus) return Status::Ok();
   if (gpus.IsScalar() && (gpus.Scalar() == "auto" || gpus.Scalar() == "none")) {

@@ -86,13 +86,25 @@ struct TrialOptions {                            // trial:
   Millis stop_grace = Millis(10'000);        // at a graceful stop, running trials may finish within this
   Millis gpu_clean_wait = Millis(30'000);    // how long a GPU may take to free an earlier trial's memory
   Millis prepare_timeout = Millis(300'000);  // forkserver: loading the plugin and its prepare() may take this
+  // forkserver: while a trial runs, the next trial's process is already forked and waits for its
+  // parameters (docs/fork-server.md). Refused with spawn.
+  bool prefork = true;
 };
 
 struct WorkerOptions {  // workers:
   // "auto": the node's visible GPUs (CUDA_VISIBLE_DEVICES, else /proc/driver/nvidia);
   // "none": CPU only; otherwise an explicit list of device ids, shared round robin.
   std::string gpus = "auto";
+  // Trials a busy worker holds besides its running one, so it starts the next without waiting for
+  // rank 0 (docs/architecture.md, "Scheduling"). nullopt: auto, one while the study's recent
+  // trials are short (under kShortTrial), none otherwise.
+  std::optional<int> queue;
 };
+
+// workers.queue: auto queues a trial on a busy worker only while trials last less than this: for
+// longer ones the round trip it hides is under a thousandth of a trial.
+inline constexpr double kShortTrialSeconds = 1.0;
+inline constexpr int kMaxWorkerQueue = 4;
 
 struct StudyConfig {
   StudyOptions study;

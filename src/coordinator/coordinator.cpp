@@ -13,6 +13,10 @@ constexpr int kMaxMessagesPerTurn = 256;
 // After a failure, how long past trial.kill_grace the workers have to send their last results.
 constexpr Millis kWindDownSlack = Millis(10'000);
 
+// workers.queue: auto decides on the median of this many recent trials, once it has a few.
+constexpr size_t kRecentTrials = 16;
+constexpr size_t kRecentTrialsNeeded = 4;
+
 }  // namespace
 
 Coordinator::Coordinator(const StudyConfig& config, Transport* transport, Sampler* sampler, const Clock* clock,
@@ -23,7 +27,9 @@ Coordinator::Coordinator(const StudyConfig& config, Transport* transport, Sample
       clock_(clock),
       progress_(progress),
       timing_(timing),
-      workers_(static_cast<size_t>(transport->size())) {
+      workers_(static_cast<size_t>(transport->size())),
+      idle_(transport->size()),
+      queueable_(transport->size()) {
   // A worker's set-up includes loading the fork server's plugin, which may take that long.
   if (config.trial.launcher == LauncherKind::kForkServer) {
     timing_.setup_timeout = std::max(timing_.setup_timeout, config.trial.prepare_timeout + Millis(60'000));
@@ -85,7 +91,7 @@ Status Coordinator::SetUpWorkers(const std::string& trials_root) {
   }
   if (!errors.empty()) return Status::InvalidInput(errors);
   for (size_t rank = 1; rank < workers_.size(); ++rank) {
-    if (workers_[rank].present) idle_.push_back(static_cast<int>(rank));
+    if (workers_[rank].present) idle_.PushBack(static_cast<int>(rank));
   }
   for (const std::string& line : isolation) progress_->Message("trials on " + line);
   for (const auto& [host, line] : gpu_lines) progress_->Message(line);
@@ -113,15 +119,45 @@ bool Coordinator::MoreFresh() const { return !stopping_ && FreshLeft(); }
 
 bool Coordinator::MoreToLaunch() const { return !stopping_ && (ledger_.HasRerun() || MoreFresh()); }
 
+size_t Coordinator::QueueLimit() const { return static_cast<size_t>(config_.workers.queue.value_or(1)); }
+
+int Coordinator::QueueDepth() const {
+  if (config_.workers.queue) return *config_.workers.queue;
+  if (recent_seconds_.size() < kRecentTrialsNeeded) return 0;  // nothing known yet: hold nothing back
+  std::vector<double> seconds(recent_seconds_.begin(), recent_seconds_.end());
+  const auto middle = seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2);
+  std::nth_element(seconds.begin(), middle, seconds.end());
+  return *middle < kShortTrialSeconds ? 1 : 0;
+}
+
+void Coordinator::NoteDuration(const TrialRecord& record) {
+  if (config_.workers.queue || !(record.end_time >= record.start_time)) return;
+  recent_seconds_.push_back(record.end_time - record.start_time);
+  if (recent_seconds_.size() > kRecentTrials) recent_seconds_.pop_front();
+}
+
+size_t Coordinator::FreeSlots() const {
+  // A busy worker's queue is counted once: one trial per worker and turn keeps the queue short.
+  return idle_.size() + (QueueDepth() > 0 ? queueable_.size() : 0);
+}
+
+int Coordinator::TakeFreeRank() {
+  RankQueue& from = idle_.empty() ? queueable_ : idle_;
+  const int rank = from.front();
+  from.PopFront();
+  return rank;
+}
+
 Status Coordinator::Dispatch() {
   // Many free workers and a sampler that fits a model per ask (TPE): one fit for all of them.
   std::deque<ParamSet> batch;
   double batch_ms_each = 0;
-  if (sampler_->AsksInBatches() && !ledger_.HasRerun() && idle_.size() > 1 && MoreFresh()) {
+  const size_t free_slots = FreeSlots();
+  if (sampler_->AsksInBatches() && !ledger_.HasRerun() && free_slots > 1 && MoreFresh()) {
     const auto open = static_cast<std::int64_t>(history_.running.size());
     const std::int64_t left = target_ - ledger_.finished() - open;
     std::vector<std::int64_t> positions;
-    for (std::int64_t i = 0; i < left && positions.size() < idle_.size(); ++i) {
+    for (std::int64_t i = 0; i < left && positions.size() < free_slots; ++i) {
       const std::int64_t position = ShardPosition(config_.study.shard, fresh_ + i);
       if (position < static_cast<std::int64_t>(config_.enqueue.size())) break;  // those go one by one
       positions.push_back(position);
@@ -133,9 +169,10 @@ Status Coordinator::Dispatch() {
       batch.assign(std::make_move_iterator(proposals.begin()), std::make_move_iterator(proposals.end()));
     }
   }
-  // Free workers wait in a queue, so a turn costs the same with 16 workers or 16,384.
-  while (!idle_.empty() && MoreToLaunch()) {
-    const auto rank = static_cast<size_t>(idle_.front());
+  // Free workers wait in queues, so a turn costs the same with 16 workers or 65,536. Each busy
+  // worker gets at most one more trial per turn.
+  for (size_t handed = 0; handed < free_slots && (!idle_.empty() || !queueable_.empty()) && MoreToLaunch(); ++handed) {
+    const auto rank = static_cast<size_t>(TakeFreeRank());
     WorkerSlot& slot = workers_[rank];
     TrialRecord running;
     running.number = next_number_;
@@ -165,6 +202,8 @@ Status Coordinator::Dispatch() {
       }
       if (!params) {
         sampler_exhausted_ = true;
+        // The worker was taken for nothing: it stays free.
+        (slot.trials.empty() ? idle_ : queueable_).PushBack(static_cast<int>(rank));
         break;
       }
       ++fresh_;
@@ -180,8 +219,9 @@ Status Coordinator::Dispatch() {
     curves_[running.number];                // running, no values yet
     pending_assigns_.push_back({static_cast<int>(rank), AssignMsg{running.number, running.params, running.attempt}});
     history_.running[running.number] = running.params;
-    slot.trial = next_number_++;
-    idle_.pop_front();
+    slot.trials.push_back(next_number_++);
+    if (slot.trials.size() > 1) ++queued_;
+    if (slot.trials.size() <= QueueLimit()) queueable_.PushBack(static_cast<int>(rank));
     running_[running.number] = std::move(running);
   }
   return Status::Ok();
@@ -192,7 +232,7 @@ ProgressState Coordinator::State() const {
   s.done = ledger_.finished();
   s.done_before = finished_before_;
   s.total = std::max(target_, ledger_.finished());
-  s.running = static_cast<std::int64_t>(history_.running.size());
+  s.running = static_cast<std::int64_t>(history_.running.size()) - queued_;
   s.failed = ledger_.finished() - ledger_.complete() - ledger_.pruned();
   if (ledger_.best()) {
     s.best_value = ledger_.best()->value;
@@ -205,13 +245,21 @@ ProgressState Coordinator::State() const {
 Status Coordinator::RecordResult(int source, TrialRecord record) {
   WorkerSlot& slot = workers_[static_cast<size_t>(source)];
   const auto it = running_.find(record.number);
-  if (slot.trial != record.number || it == running_.end()) {
+  if (slot.trials.empty() || slot.trials.front() != record.number || it == running_.end() || slot.handed_out == 0) {
     return Status::RuntimeError("worker rank " + std::to_string(source) + " reported trial " +
-                                std::to_string(record.number) + " but was running " + std::to_string(slot.trial));
+                                std::to_string(record.number) + " but was running " +
+                                (slot.trials.empty() ? std::string("none") : std::to_string(slot.trials.front())));
   }
-  slot.trial = -1;
-  slot.handed_out = false;
-  idle_.push_back(source);
+  slot.trials.pop_front();
+  --slot.handed_out;
+  if (slot.trials.empty()) {
+    queueable_.Erase(source);
+    idle_.PushBack(source);
+  } else {
+    --queued_;  // the next one in its queue runs now
+    if (slot.trials.size() <= QueueLimit()) queueable_.PushBack(source);
+  }
+  NoteDuration(record);
   history_.running.erase(record.number);
   record.enqueued = it->second.enqueued;
   record.sampler_ms = it->second.sampler_ms;
@@ -294,7 +342,7 @@ Status Coordinator::CommitTurn() {
   for (PendingAssign& a : assigns) {
     sent = transport_->Send(a.rank, a.message).WithContext("cannot hand a trial to rank " + std::to_string(a.rank));
     if (!sent.ok()) break;
-    workers_[static_cast<size_t>(a.rank)].handed_out = true;
+    ++workers_[static_cast<size_t>(a.rank)].handed_out;
   }
   for (const PendingProgress& p : pending_progress_) {
     progress_->TrialFinished(p.record, p.state);
@@ -316,18 +364,22 @@ Status Coordinator::StopAll(const StopMsg& stop) {
 }
 
 void Coordinator::WindDown() {
-  std::set<int> owing;  // ranks running a trial, whose result is still to come
+  std::map<int, size_t> owing;  // ranks with trials out, and how many results are still to come
   for (int rank = 1; rank < transport_->size(); ++rank) {
     const WorkerSlot& slot = workers_[static_cast<size_t>(rank)];
-    const bool out = slot.trial >= 0 && slot.handed_out;
-    if (out) owing.insert(rank);
+    const bool out = slot.handed_out > 0;
+    if (out) owing[rank] = slot.handed_out;
     if (!out && stopping_) continue;  // it already has its Stop
     // A Stop that cannot be sent means the transport is gone: nothing more can be done in order.
     if (!transport_->Send(rank, StopMsg{"the coordinator failed", 0, out}).ok()) return;
   }
   if (!owing.empty()) {
+    size_t queued = 0;  // each worker runs one of its trials; the others wait on it, never to start
+    for (const auto& [rank, count] : owing) queued += count - 1;
     progress_->Message("stopping: killing " + std::to_string(owing.size()) +
-                       " running trials and waiting for their workers (they run again on resume)");
+                       " running trials and waiting for their workers (they run again on resume" +
+                       (queued > 0 ? ", with the " + std::to_string(queued) + " queued behind them" : std::string()) +
+                       ")");
   }
   // Their results are received and dropped (the store has failed; their rows stay RUNNING and
   // become INTERRUPTED on resume), so no worker is left blocked sending one.
@@ -339,7 +391,9 @@ void Coordinator::WindDown() {
     const Millis left(static_cast<Millis::rep>(std::ceil(left_s * 1e3)));
     Result<std::optional<Envelope>> got = transport_->Receive(std::min(timing_.tick, left));
     if (!got.ok()) return;
-    if (got->has_value() && std::holds_alternative<ResultMsg>((*got)->message)) owing.erase((*got)->source);
+    if (!got->has_value() || !std::holds_alternative<ResultMsg>((*got)->message)) continue;
+    const auto it = owing.find((*got)->source);
+    if (it != owing.end() && --it->second == 0) owing.erase(it);
   }
   workers_settled_ = true;
 }

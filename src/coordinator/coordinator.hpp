@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "coordinator/progress.hpp"
+#include "coordinator/rank_queue.hpp"
 #include "coordinator/trial_ledger.hpp"
 #include "pruners/pruner.hpp"
 #include "samplers/sampler.hpp"
@@ -78,8 +79,10 @@ class Coordinator {
     bool present = false;
     std::string host;
     std::string gpu;
-    std::int64_t trial = -1;  // running trial, -1 when idle
-    bool handed_out = false;  // its Assign was sent (it waits for the turn's flush until then)
+    // Its trials in the order it runs them: the first runs, the others wait on the worker
+    // (workers.queue). Empty when it is idle.
+    std::deque<std::int64_t> trials;
+    size_t handed_out = 0;  // how many of them were sent (the others wait for the turn's flush)
   };
 
   Status SetUpWorkers(const std::string& trials_root);
@@ -91,6 +94,12 @@ class Coordinator {
   Status CheckStopRequest();
   Result<Envelope> ReceiveOrFail(Millis max_wait, const char* waiting_for);
   Status Dispatch();
+  // How many trials a busy worker may hold besides its running one, now (workers.queue).
+  int QueueDepth() const;
+  size_t QueueLimit() const;  // the most QueueDepth() can be: whether a busy worker may ever queue
+  size_t FreeSlots() const;   // trials Dispatch() could hand out now
+  int TakeFreeRank();         // the worker the next trial goes to: an idle one first
+  void NoteDuration(const TrialRecord& record);
   Status Handle(const Envelope& envelope);
   Status RecordResult(int source, TrialRecord record);
   Status RecordReport(int source, const IntermediateValue& value);
@@ -114,8 +123,11 @@ class Coordinator {
   Progress* progress_;
   CoordinatorTiming timing_;
   std::unique_ptr<StudyStore> store_;
-  std::vector<WorkerSlot> workers_;  // by rank; [0] unused
-  std::deque<int> idle_;             // ranks of present workers without a trial, longest idle first
+  std::vector<WorkerSlot> workers_;    // by rank; [0] unused
+  RankQueue idle_;                     // present workers without a trial, longest idle first
+  RankQueue queueable_;                // busy workers with room in their queue, the one that waited longest first
+  std::int64_t queued_ = 0;            // trials waiting on a busy worker (handed out or about to be), not running
+  std::deque<double> recent_seconds_;  // how long the last trials took, for workers.queue: auto
   TrialHistory history_;
   TrialLedger ledger_{config_, &history_};       // ended trials: counts, best, reruns; evidence into history_
   std::map<std::int64_t, TrialRecord> running_;  // the RUNNING rows of trials out on workers

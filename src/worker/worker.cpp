@@ -234,9 +234,11 @@ Status Worker::RunTrial(const AssignMsg& assign) {
       Result<std::optional<Envelope>> got = transport_->Receive(Millis(0));
       if (!got.ok()) return got.status();
       if (!got->has_value()) continue;
-      if (const auto* stop = std::get_if<StopMsg>(&(*got)->message)) {
+      if (const auto* next = std::get_if<AssignMsg>(&(*got)->message)) {
+        queue_.push_back(*next);  // runs when this one has ended
+      } else if (const auto* stop = std::get_if<StopMsg>(&(*got)->message)) {
         stop_ = true;
-        stop_reason = stop->reason;
+        stop_reason = stop_reason_ = stop->reason;
         if (stop->immediate) {
           trial.Kill(TrialState::kInterrupted, "interrupted: " + stop->reason + " (stopped at once)");
         } else if (stop->grace_ms <= 0) {
@@ -306,24 +308,52 @@ Status Worker::SendResult(const AssignMsg& assign, TrialRecord record, std::stri
   // Both ends of the gap are this worker's own stamps: the end of its last trial, this one's start.
   if (last_trial_end_) record.worker_free_time = *last_trial_end_;
   last_trial_end_ = record.end_time;
+  cannot_start_ = cannot_start_ || !worker_fault.empty();
   return transport_->Send(0, ResultMsg{std::move(record), std::move(worker_fault)});
+}
+
+Status Worker::ReportQueuedNotStarted() {
+  for (; !queue_.empty(); queue_.pop_front()) {
+    TrialRecord record;
+    record.state = TrialState::kInterrupted;
+    record.reason = "interrupted: not started: " + stop_reason_ + " (it was queued on this worker; it runs on resume)";
+    record.start_time = record.end_time = clock_->Now();
+    record.number = queue_.front().number;
+    record.params = queue_.front().params;
+    record.attempt = queue_.front().attempt;
+    record.worker = transport_->rank();
+    record.host = identity_.host;
+    record.gpu = gpu_;
+    CS_RETURN_IF_ERROR(transport_->Send(0, ResultMsg{std::move(record), ""}));
+  }
+  return Status::Ok();
 }
 
 Status Worker::Run() {
   CS_RETURN_IF_ERROR(transport_->Send(0, HelloMsg{identity_.host}));
   while (!stop_) {
+    // The next trial was handed out before this worker was free: it starts at once, no round
+    // trip to rank 0. Not after a stop signal, nor once this worker found it cannot start trials:
+    // the coordinator's word on it comes first.
+    if (!queue_.empty() && !Signalled() && !cannot_start_) {
+      const AssignMsg next = std::move(queue_.front());
+      queue_.pop_front();
+      CS_RETURN_IF_ERROR(RunTrial(next));
+      continue;
+    }
     Result<Message> message = Await("the coordinator");
     if (!message.ok()) return message.status();
     if (const auto* setup = std::get_if<SetupMsg>(&*message)) {
       CS_RETURN_IF_ERROR(SetUp(*setup));
     } else if (const auto* assign = std::get_if<AssignMsg>(&*message)) {
       if (!config_) return Status::RuntimeError("got a trial before the config");
-      CS_RETURN_IF_ERROR(RunTrial(*assign));
-    } else if (std::holds_alternative<StopMsg>(*message)) {
+      queue_.push_back(*assign);
+    } else if (const auto* stop = std::get_if<StopMsg>(&*message)) {
       stop_ = true;
+      stop_reason_ = stop->reason;
     }
   }
-  return Status::Ok();
+  return ReportQueuedNotStarted();
 }
 
 }  // namespace cleansweep

@@ -3,6 +3,7 @@
 // in any way; the worker carries on. It never writes the study file.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <set>
@@ -58,6 +59,9 @@ class Worker {
   Status RunTrial(const AssignMsg& assign);
   // Adds who ran it and sends it to rank 0; `worker_fault`: why this worker cannot start trials.
   Status SendResult(const AssignMsg& assign, TrialRecord record, std::string worker_fault = "");
+  // After a stop: each trial still queued is reported INTERRUPTED, never started.
+  Status ReportQueuedNotStarted();
+  bool Signalled() const { return signal_poll_ && signal_poll_() > 0; }
   bool GpuIsClean(TrialRecord* record);
   void SampleGpu(int process_group, TrialRecord* record, double* device_peak);
   LaunchSpec SpecFor(const AssignMsg& assign) const;
@@ -77,7 +81,10 @@ class Worker {
   std::optional<double> last_trial_end_;  // when this worker's last trial ended (worker_free_time)
   GpuProbe* gpu_probe_ = nullptr;
   std::set<int> earlier_gpu_pids_;  // processes of earlier trials seen holding memory on our GPU
+  std::deque<AssignMsg> queue_;     // trials handed out ahead (workers.queue), in the order they run
+  bool cannot_start_ = false;       // a trial failed to start for a cause of this worker's (worker_fault)
   bool stop_ = false;
+  std::string stop_reason_;  // the coordinator's, once stop_ is set
 };
 
 }  // namespace cleansweep

@@ -334,6 +334,36 @@ TEST(StudyConfig, TheLauncherIsSpawnUnlessTheForkServerIsAskedFor) {
   EXPECT_NE(error.find("trial.launcher: expected spawn"), std::string::npos) << error;
 }
 
+// Issue 19: the fork server preforks the next trial unless told not to; spawn cannot.
+TEST(StudyConfig, PreforkIsTheForkServersDefaultAndRefusedWithSpawn) {
+  Result<StudyConfig> spawn = LoadConfigText(kGood, "c.yaml");
+  ASSERT_TRUE(spawn.ok());
+  EXPECT_FALSE(spawn->trial.prefork);
+  Result<StudyConfig> fork = LoadConfigText(kGood, "c.yaml", {"trial.launcher=forkserver"});
+  ASSERT_TRUE(fork.ok()) << fork.status().message();
+  EXPECT_TRUE(fork->trial.prefork);
+  Result<StudyConfig> off = LoadConfigText(kGood, "c.yaml", {"trial.launcher=forkserver", "trial.prefork=false"});
+  ASSERT_TRUE(off.ok()) << off.status().message();
+  EXPECT_FALSE(off->trial.prefork);
+  const std::string error = ErrorOf(kGood, {"trial.prefork=true"});
+  EXPECT_NE(error.find("trial.prefork: needs trial.launcher: forkserver"), std::string::npos) << error;
+}
+
+TEST(StudyConfig, WorkerQueueIsAutoZeroOrACount) {
+  Result<StudyConfig> defaults = LoadConfigText(kGood, "c.yaml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_FALSE(defaults->workers.queue) << "auto";
+  for (const auto& [text, depth] : {std::pair{"auto", -1}, std::pair{"0", 0}, std::pair{"1", 1}, std::pair{"4", 4}}) {
+    Result<StudyConfig> config = LoadConfigText(kGood, "c.yaml", {std::string("workers.queue=") + text});
+    ASSERT_TRUE(config.ok()) << text << ": " << config.status().message();
+    EXPECT_EQ(config->workers.queue.value_or(-1), depth) << text;
+  }
+  for (const char* bad : {"5", "-1", "lots", "0.5"}) {
+    const std::string error = ErrorOf(kGood, {std::string("workers.queue=") + bad});
+    EXPECT_NE(error.find("workers.queue"), std::string::npos) << bad << ": " << error;
+  }
+}
+
 // Issue 15: duplicate keys were accepted silently (the CSV then had two param_x columns).
 TEST(StudyConfig, ADuplicateKeyAtAnyLevelIsRefusedWithBothLines) {
   std::string error = ErrorOf(std::string(kGood) + "  lr: {type: float, low: 0.1, high: 0.2}\n");

@@ -409,19 +409,24 @@ TEST(Coordinator, AWorkerThatCannotStartTrialsStopsTheSweepInsteadOfFailingThemA
   EXPECT_NE(summary->worker_fault.find("Read-only file system"), std::string::npos);
   EXPECT_NE(sweep.progress_text.find("error: worker rank"), std::string::npos) << sweep.progress_text;
   const auto& trials = sweep.store()->trials();
-  std::int64_t complete = 0, not_started = 0;
+  std::int64_t complete = 0, not_started = 0, queued = 0;
   for (const TrialRecord& r : trials) {
     EXPECT_NE(r.state, TrialState::kFail) << r.reason;  // no stream of FAILs
     if (r.state == TrialState::kComplete) ++complete;
-    if (r.state == TrialState::kInterrupted) {
-      EXPECT_EQ(r.reason.rfind("not started: /tmp/unused.trials/", 0), 0u) << r.reason;
+    if (r.state != TrialState::kInterrupted) continue;
+    if (r.reason.rfind("not started: /tmp/unused.trials/", 0) == 0) {
       ++not_started;
+    } else {  // waiting in a worker's queue (workers.queue): never tried once the worker failed
+      EXPECT_EQ(r.reason.rfind("interrupted: not started: worker rank", 0), 0u) << r.reason;
+      EXPECT_NE(r.reason.find("it was queued on this worker"), std::string::npos) << r.reason;
+      ++queued;
     }
   }
   EXPECT_EQ(complete, 4);
   EXPECT_GE(not_started, 1);
-  EXPECT_LE(not_started, 2);  // one per worker at most: nothing is handed out after the first
-  EXPECT_EQ(static_cast<std::int64_t>(trials.size()), complete + not_started);
+  EXPECT_LE(not_started, 2);  // one per worker at most: nothing is started after the first
+  EXPECT_LE(queued, 2);
+  EXPECT_EQ(static_cast<std::int64_t>(trials.size()), complete + not_started + queued);
 }
 
 TEST(Coordinator, TrialsGetTheProtocolEnvironment) {
@@ -754,6 +759,168 @@ TEST(CoordinatorFaults, AWorkerThatIsNotHeardAfterAFailureLeavesTheJobToBeAborte
   ASSERT_FALSE(summary.ok());
   EXPECT_FALSE(sweep.workers_settled);
   EXPECT_EQ(results.size(), 1u);  // rank 1's; rank 2's was never heard
+}
+
+// Issue 19: how many trials each worker holds at once (handed out, result not yet received), at
+// most, seen from the coordinator's side of the transport.
+class HeldTap : public Transport {
+ public:
+  explicit HeldTap(Transport* inner) : inner_(inner), held_(static_cast<size_t>(inner->size())) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  Status Send(int dest, const Message& message) override {
+    if (std::holds_alternative<AssignMsg>(message)) {
+      most_ = std::max(most_, ++held_[static_cast<size_t>(dest)]);
+    }
+    return inner_->Send(dest, message);
+  }
+  Result<std::optional<Envelope>> Receive(Millis max_wait) override {
+    Result<std::optional<Envelope>> got = inner_->Receive(max_wait);
+    if (got.ok() && got->has_value() && std::holds_alternative<ResultMsg>((*got)->message)) {
+      --held_[static_cast<size_t>((*got)->source)];
+    }
+    return got;
+  }
+  int most() const { return most_; }
+
+ private:
+  Transport* inner_;
+  std::vector<int> held_;
+  int most_ = 0;
+};
+
+StudyConfig WithWorkers(const std::string& workers) {
+  StudyConfig config = Config("{name: q, n_trials: 60, direction: maximize}", "{kind: random, seed: 5}");
+  Result<StudyConfig> with = LoadConfigText(config.yaml_text + "workers: " + workers + "\n", "q.yaml");
+  EXPECT_TRUE(with.ok()) << with.status().message();
+  return *with;
+}
+
+// Two workers; trials 0-7 complete, each saying it took `trial_seconds`, later ones run until
+// stopped. The study stops once a worker holds `want` trials at once, or after a second. Returns
+// the most trials a worker held at once.
+int MostHeld(const std::string& workers, double trial_seconds, int want) {
+  StudyConfig config = WithWorkers(workers);
+  config.trial.stop_grace = Millis(0);
+  Sweep sweep(config, 2);
+  sweep.launcher().trial_seconds = trial_seconds;
+  sweep.launcher().hang_from = 8;
+  HeldTap* tap = nullptr;
+  sweep.wrap_transport = [&](Transport* inner) {
+    auto made = std::make_unique<HeldTap>(inner);
+    tap = made.get();
+    return made;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  sweep.prepare = [&](Coordinator& c) {
+    c.SetStopPoll([&] {
+      const bool done = (tap && tap->most() >= want) || std::chrono::steady_clock::now() > deadline;
+      return done ? StopRequest{1, "enough seen"} : StopRequest{};
+    });
+  };
+  const SystemClock clock;
+  EXPECT_TRUE(sweep.Run(clock).ok());
+  return tap ? tap->most() : -1;
+}
+
+TEST(CoordinatorQueue, ABusyWorkerGetsItsNextTrialsBeforeItIsFree) {
+  EXPECT_EQ(MostHeld("{queue: 1}", 0.5, 2), 2);  // one running, one waiting on the worker
+  EXPECT_EQ(MostHeld("{queue: 2}", 0.5, 3), 3);
+  EXPECT_EQ(MostHeld("{queue: 0}", 0.5, 2), 1);  // a trial at a time: a round trip between two
+}
+
+TEST(CoordinatorQueue, AutoQueuesOnlyWhileTrialsAreShort) {
+  EXPECT_EQ(MostHeld("{queue: auto}", 0.5, 2), 2);  // half a second: the round trip is worth hiding
+  // A minute: the sampler would give up a trial's worth of information for a thousandth of a trial.
+  EXPECT_EQ(MostHeld("{queue: auto}", 60, 2), 1);
+}
+
+TEST(CoordinatorQueue, QueuedTrialsEachRunOnceWithTheirOwnParameters) {
+  Sweep sweep(WithWorkers("{queue: 2}"), 3);
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->complete, 60);
+  std::set<std::int64_t> numbers;
+  for (const TrialRecord& r : sweep.store()->trials()) {
+    numbers.insert(r.number);
+    EXPECT_EQ(r.state, TrialState::kComplete);
+    EXPECT_DOUBLE_EQ(*r.value, FakeObjective(r.params));
+  }
+  EXPECT_EQ(numbers.size(), 60u);
+}
+
+// A stop must not start what waits on a worker: each queued trial comes back INTERRUPTED, never
+// started, and runs when the study resumes, with its parameters.
+TEST(CoordinatorQueue, AStopReportsQueuedTrialsNotStartedAndResumeRunsThem) {
+  StudyConfig config = Config("{name: s, n_trials: 50, direction: maximize}", "{kind: random, seed: 1}");
+  config.workers.queue = 1;
+  config.trial.stop_grace = Millis(30);
+  Sweep sweep(config, 2, /*hang=*/true);
+  HeldTap* tap = nullptr;
+  sweep.wrap_transport = [&](Transport* inner) {
+    auto made = std::make_unique<HeldTap>(inner);
+    tap = made.get();
+    return made;
+  };
+  sweep.prepare = [&](Coordinator& c) {
+    c.SetStopPoll([&] { return tap && tap->most() == 2 ? StopRequest{1, "SIGUSR1 received"} : StopRequest{}; });
+  };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_TRUE(summary->interrupted);
+  std::vector<TrialRecord> trials = sweep.store()->trials();
+  int ran = 0, queued = 0;
+  for (const TrialRecord& r : trials) {
+    ASSERT_EQ(r.state, TrialState::kInterrupted) << r.number;
+    EXPECT_NE(r.reason.find("SIGUSR1 received"), std::string::npos) << r.reason;
+    if (r.reason.find("not started") != std::string::npos) {
+      ++queued;
+      EXPECT_EQ(r.start_time, r.end_time);
+    } else {
+      ++ran;
+    }
+  }
+  EXPECT_EQ(ran, 2);  // one per worker
+  EXPECT_GE(queued, 1);
+  EXPECT_LE(queued, 2);
+
+  Sweep again(Config("{name: s, n_trials: 50, direction: maximize}", "{kind: random, seed: 1}"), 2);
+  for (const TrialRecord& r : trials) ASSERT_TRUE(again.store()->PutTrial(r).ok());
+  again.prepare = [&](Coordinator& c) { c.Resume(trials, {}); };
+  ASSERT_TRUE(again.Run(clock).ok());
+  std::set<std::int64_t> rerun_of;
+  for (const TrialRecord& r : again.store()->trials()) {
+    if (r.retry_of < 0) continue;
+    rerun_of.insert(r.retry_of);
+    EXPECT_EQ(r.params, Find(trials, r.retry_of)->params);
+    EXPECT_EQ(r.state, TrialState::kComplete);
+  }
+  EXPECT_EQ(rerun_of.size(), trials.size()) << "every interrupted trial, queued or running, runs again";
+}
+
+// After a failure the coordinator hears each worker out: its running trial and those queued.
+TEST(CoordinatorQueue, AFailedRunHearsTheQueuedTrialsToo) {
+  StudyConfig config = Config("{name: c, n_trials: 30, direction: maximize}", "{kind: random, seed: 3}");
+  config.workers.queue = 1;
+  Sweep sweep(config, 2, /*hang=*/true);
+  testing::FaultyStore store(testing::FaultyStore::Call::kFlush, 4);  // after both workers hold two
+  sweep.store_override = &store;
+  std::vector<TrialRecord> results;
+  sweep.wrap_transport = [&](Transport* inner) { return std::make_unique<ResultTap>(inner, &results); };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_FALSE(summary.ok());
+  EXPECT_TRUE(sweep.workers_settled);
+  ASSERT_EQ(results.size(), 4u) << "two running, two queued: every result is in before Run returns";
+  int queued = 0;
+  for (const TrialRecord& r : results) {
+    EXPECT_EQ(r.state, TrialState::kInterrupted) << r.number;
+    queued += r.reason.find("not started") != std::string::npos;
+  }
+  EXPECT_EQ(queued, 2);
+  EXPECT_NE(sweep.progress_text.find("with the 2 queued behind them"), std::string::npos) << sweep.progress_text;
 }
 
 }  // namespace

@@ -245,8 +245,10 @@ with h5py.File(sys.argv[1], "r", swmr=True) as f:
 states = [s.decode() for s in t["state"]]
 reasons = [r.decode() for r in t["reason"]]
 assert "FAIL" not in states and "RUNNING" not in states, states
-blocked = [r for s, r in zip(states, reasons) if s == "INTERRUPTED"]
-assert 1 <= len(blocked) <= 2 and all(r.startswith("not started: ") for r in blocked), blocked
+interrupted = [r for s, r in zip(states, reasons) if s == "INTERRUPTED"]
+blocked = [r for r in interrupted if r.startswith("not started: ")]  # the start that failed, per worker
+queued = [r for r in interrupted if r.startswith("interrupted: not started: ") and "queued on this worker" in r]
+assert 1 <= len(blocked) <= 2 and len(queued) <= 2 and len(blocked) + len(queued) == len(interrupted), interrupted
 assert states.count("COMPLETE") >= 5, states
 PY
     rm "$work/scratch/t.trials"

@@ -24,14 +24,15 @@ inline double FakeObjective(const ParamSet& p) {
 class FakeTrial : public TrialProcess {
  public:
   FakeTrial(ParamSet params, int polls, bool hang, bool crash = false, int die_by = 0,
-            std::atomic<int>* deaths = nullptr, std::int64_t number = 0)
+            std::atomic<int>* deaths = nullptr, std::int64_t number = 0, double seconds = 0.5)
       : params_(std::move(params)),
         polls_left_(polls),
         hang_(hang),
         crash_(crash),
         die_by_(die_by),
         deaths_(deaths),
-        number_(number) {}
+        number_(number),
+        seconds_(seconds) {}
 
   void Poll(Millis, std::vector<StepValue>* steps) override {
     if (finished_) return;
@@ -63,7 +64,7 @@ class FakeTrial : public TrialProcess {
     outcome_.value = FakeObjective(params_);
     outcome_.exit_code = 0;
     outcome_.start_time = 1000.0 + static_cast<double>(number_);  // distinct times per trial
-    outcome_.end_time = outcome_.start_time + 0.5;
+    outcome_.end_time = outcome_.start_time + seconds_;
     finished_ = true;
   }
   bool Finished() const override { return finished_; }
@@ -87,6 +88,7 @@ class FakeTrial : public TrialProcess {
   int die_by_;
   std::atomic<int>* deaths_;
   std::int64_t number_;
+  double seconds_;
   std::int64_t step_ = 0;
   bool finished_ = false;
   std::optional<TrialState> stop_;
@@ -109,8 +111,10 @@ class FakeLauncher : public Launcher {
     Result<ParamSet> params = ParamSetFromJson(nlohmann::json::parse(spec.env.at("CLEANSWEEP_PARAMS")));
     const int polls = 1 + static_cast<int>(started % 3);  // uneven durations
     const bool crash = std::stoi(spec.env.at("CLEANSWEEP_ATTEMPT")) < crash_until_attempt;
-    return std::unique_ptr<TrialProcess>(std::make_unique<FakeTrial>(
-        *params, polls, hang_, crash, die_by_signal, &deaths, std::stoll(spec.env.at("CLEANSWEEP_TRIAL"))));
+    const std::int64_t number = std::stoll(spec.env.at("CLEANSWEEP_TRIAL"));
+    const bool hang = hang_ || (hang_from >= 0 && number >= hang_from);
+    return std::unique_ptr<TrialProcess>(
+        std::make_unique<FakeTrial>(*params, polls, hang, crash, die_by_signal, &deaths, number, trial_seconds));
   }
 
   std::map<std::string, std::string> last_env() {
@@ -123,6 +127,8 @@ class FakeLauncher : public Launcher {
   int fail_start_from = 0;      // the Nth start and every later one fail as on a read-only disk (0: none)
   int die_by_signal = 0;        // every trial dies of this signal at its first poll (0: none)
   std::atomic<int> deaths{0};   // trials that died of it so far
+  double trial_seconds = 0.5;   // how long a completed trial says it ran (its start and end times)
+  std::int64_t hang_from = -1;  // trials numbered this or higher run until stopped (-1: none)
 
  private:
   bool hang_;
