@@ -1,7 +1,9 @@
 // Per-trial launch overhead through the launchers a worker uses: the time from asking for a trial
 // to its first report, and to its exit (reaped, classified), for a trial that does no work. The
 // trainer's --startup-only mode loads libtorch, makes one tensor, reports and exits.
-//   launch_bench --launcher spawn|forkserver --program PATH [--trials 30] [--args ...]
+// `preforked` is the fork server with trial.prefork: each trial begins as a standby child forked
+// while the one before it ran.
+//   launch_bench --launcher spawn|forkserver|preforked --program PATH [--trials 30] [--args ...]
 // Prints one line per trial: launcher, trial, ms to the first report, ms to the exit.
 #include <chrono>
 #include <cstdio>
@@ -23,8 +25,8 @@ int Main(int argc, char** argv) {
   int trials = 30;
   std::vector<std::string> args;
   CLI::App app{"Per-trial launch overhead of one launcher"};
-  app.add_option("--launcher", kind)->check(CLI::IsMember({"spawn", "forkserver"}));
-  app.add_option("--program", program, "the trial program (spawn) or plugin (forkserver)")->required();
+  app.add_option("--launcher", kind)->check(CLI::IsMember({"spawn", "forkserver", "preforked"}));
+  app.add_option("--program", program, "the trial program (spawn) or plugin (forkserver, preforked)")->required();
   app.add_option("--trials", trials)->check(CLI::PositiveNumber);
   app.add_option("--args", args, "arguments after the program")->allow_extra_args();
   CLI11_PARSE(app, argc, argv);
@@ -42,7 +44,8 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", server.status().message().c_str());
       return 1;
     }
-    auto fork_server = std::make_unique<ForkServerLauncher>(&children, *server, program);
+    auto fork_server = std::make_unique<ForkServerLauncher>(&children, *server, program, Millis(300'000),
+                                                            SystemClock::Get(), kind == "preforked");
     const auto start = std::chrono::steady_clock::now();
     if (Status s = fork_server->StartServer(); !s.ok()) {
       std::fprintf(stderr, "%s\n", s.message().c_str());

@@ -219,15 +219,16 @@ int RunWorker(Transport* transport, WorkerIdentity identity) {
   SpawnLauncher launcher(&children);
   Worker worker(transport, &launcher, identity);
   worker.SetGpuProbe(nvml.get());
-  worker.SetLauncherFactory([&children](const StudyConfig& config,
-                                        const std::string& plugin) -> Result<std::unique_ptr<Launcher>> {
-    if (config.trial.launcher != LauncherKind::kForkServer) return std::unique_ptr<Launcher>();
-    Result<std::string> server = FindForkServer();
-    if (!server.ok()) return server.status();
-    auto fork_server = std::make_unique<ForkServerLauncher>(&children, *server, plugin, config.trial.prepare_timeout);
-    CS_RETURN_IF_ERROR(fork_server->StartServer());  // a plugin that cannot load fails the setup, once
-    return std::unique_ptr<Launcher>(std::move(fork_server));
-  });
+  worker.SetLauncherFactory(
+      [&children](const StudyConfig& config, const std::string& plugin) -> Result<std::unique_ptr<Launcher>> {
+        if (config.trial.launcher != LauncherKind::kForkServer) return std::unique_ptr<Launcher>();
+        Result<std::string> server = FindForkServer();
+        if (!server.ok()) return server.status();
+        auto fork_server = std::make_unique<ForkServerLauncher>(
+            &children, *server, plugin, config.trial.prepare_timeout, SystemClock::Get(), config.trial.prefork);
+        CS_RETURN_IF_ERROR(fork_server->StartServer());  // a plugin that cannot load fails the setup, once
+        return std::unique_ptr<Launcher>(std::move(fork_server));
+      });
   worker.SetSignalPoll([] { return static_cast<int>(g_stop_level); });
   const Status status = worker.Run();
   children.ReleaseCgroups();

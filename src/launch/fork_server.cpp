@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -49,6 +50,15 @@ std::int64_t StatusKb(const char* field) {
   return kb;
 }
 
+// Writes the command line that ps -f and pkill -f show (`command_line` is argv's area).
+void SetTitle(CommandLineArea command_line, const std::string& title) {
+  if (!command_line.start || command_line.size == 0) return;
+  std::memset(command_line.start, 0, command_line.size);
+  std::memcpy(command_line.start, title.data(), std::min(title.size(), command_line.size - 1));
+}
+
+std::string BaseName(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
 // The cloned child: becomes the trial, as a spawned one does (ExecTrial in spawn_launcher.cpp),
 // then runs the plugin instead of exec'ing a program. This process is single-threaded, so unlike
 // there the child may allocate.
@@ -75,22 +85,44 @@ std::int64_t StatusKb(const char* field) {
   std::vector<char*> argv;
   for (std::string& a : argv_strings) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const std::string& plugin = request.argv[0];
-  const std::string name = plugin.substr(plugin.find_last_of('/') + 1);
+  const std::string name = BaseName(request.argv[0]);
   ::prctl(PR_SET_NAME, Utf8Prefix(name, 15).c_str());  // what ps and top show: the plugin
-  if (command_line.start && command_line.size > 0) {   // and ps -f / pkill -f: the trial, not the server
-    std::string trial = "?";
-    for (const std::string& e : request.env) {
-      if (e.rfind("CLEANSWEEP_TRIAL=", 0) == 0) trial = e.substr(17);
-    }
-    const std::string title = "cleansweep-trial " + trial + " " + name;
-    std::memset(command_line.start, 0, command_line.size);
-    std::memcpy(command_line.start, title.data(), std::min(title.size(), command_line.size - 1));
+  std::string trial = "?";                             // and ps -f / pkill -f: the trial, not the server
+  for (const std::string& e : request.env) {
+    if (e.rfind("CLEANSWEEP_TRIAL=", 0) == 0) trial = e.substr(17);
   }
+  SetTitle(command_line, "cleansweep-trial " + trial + " " + name);
   ::close(ends.error_fd);  // set up: the worker stops waiting
   const int code = trial_main(static_cast<int>(argv.size() - 1), argv.data());
   std::fflush(nullptr);
   ::_exit(code & 0xff);
+}
+
+// A standby child (trial.prefork): forked ahead, it waits on its own socket for the request of
+// the trial it is to become, so that starting that trial costs the worker one message, no fork.
+// Closing the worker's end of the socket dismisses it.
+[[noreturn]] void RunStandby(int standby, const ForkContext& fork, TrialMain trial_main, CommandLineArea command_line,
+                             const std::string& plugin) {
+  ::setpgid(0, 0);  // a group of its own from the start: the worker keeps it as a helper
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != fork.parent) ::_exit(127);
+  // Above all the server's socket: the worker must see EOF on it when the server dies.
+  CloseFdsAbove(kTrialControlFd, standby, fork.max_fd);
+  ::prctl(PR_SET_NAME, "cs-standby");
+  SetTitle(command_line, "cleansweep-standby " + BaseName(plugin));
+  ForkRequest request;
+  std::vector<UniqueFd> fds;
+  bool eof = false;
+  const Status got = ReceiveForkRequest(standby, &request, &fds, &eof);
+  if (eof) ::_exit(0);                                                                  // not needed after all
+  if (got.ok() && !request.standby && !SendMessage(standby, "taken").ok()) ::_exit(0);  // the worker is gone
+  if (!got.ok() || request.standby) {
+    std::fprintf(stderr, "cleansweep-standby: %s\n", got.ok() ? "a standby request" : got.message().c_str());
+    errno = EINVAL;
+    if (fds.size() >= 4) ChildFailed(fds[3].get());  // the worker reads why on the error pipe
+    ::_exit(127);
+  }
+  ::close(standby);
+  RunTrial(request, fork, fds, trial_main, command_line);
 }
 
 // True when this process holds a device file of the NVIDIA driver: CUDA was initialised.
@@ -184,6 +216,24 @@ int RunForkServer(int socket, const std::string& plugin, CommandLineArea command
     }
     std::fflush(nullptr);                               // nothing buffered may be written twice
     const std::int64_t shared_kb = StatusKb("VmRSS:");  // resident now: the child starts sharing it
+    if (request.standby) {
+      int pair[2];
+      if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+        if (!SendMessage(socket, std::to_string(-errno)).ok()) return 0;
+        continue;
+      }
+      UniqueFd worker_end(pair[0]), child_end(pair[1]);
+      const ForkContext fork = BeforeFork(request.parent);
+      const long pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+      if (pid == 0) RunStandby(child_end.get(), fork, trial_main, command_line, plugin);
+      const int clone_errno = errno;
+      child_end.Reset();
+      const Status replied =
+          pid > 0 ? SendMessage(socket, std::to_string(pid) + " " + std::to_string(shared_kb), worker_end.get())
+                  : SendMessage(socket, std::to_string(-clone_errno));
+      if (!replied.ok()) return 0;  // the worker is gone
+      continue;
+    }
     // CLONE_PARENT: the worker is the child's parent, so it reaps it, reads its rusage and is
     // signalled by its exit as for a spawned trial, and the child outlives this server.
     const ForkContext fork = BeforeFork(request.parent);

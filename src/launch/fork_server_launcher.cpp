@@ -38,19 +38,22 @@ std::string DescribeStatus(int status) {
 }  // namespace
 
 ForkServerLauncher::ForkServerLauncher(ChildRegistry* children, std::string server, std::string plugin,
-                                       Millis load_timeout, const Clock* clock)
+                                       Millis load_timeout, const Clock* clock, bool prefork)
     : children_(children),
       clock_(clock),
       server_(std::move(server)),
       plugin_(std::move(plugin)),
-      load_timeout_(load_timeout) {}
+      load_timeout_(load_timeout),
+      prefork_(prefork) {}
 
 ForkServerLauncher::~ForkServerLauncher() {
+  CollectStandby();  // one still being forked is ours to reap too
+  DropStandby();
   socket_.Reset();  // EOF: the server returns
   if (server_pid_ > 0) (void)BuryServer();
 }
 
-std::string ForkServerLauncher::Await(Millis timeout, bool note_slow_load, std::string* text) {
+std::string ForkServerLauncher::Await(Millis timeout, bool note_slow_load, std::string* text, UniqueFd* fd) {
   const auto start = std::chrono::steady_clock::now();
   bool noted = !note_slow_load;
   text->clear();
@@ -58,7 +61,7 @@ std::string ForkServerLauncher::Await(Millis timeout, bool note_slow_load, std::
     pollfd p{socket_.get(), POLLIN, 0};
     const int ready = RetryOnEintr([&] { return ::poll(&p, 1, 100); });
     if (ready > 0) {
-      const Status got = ReceiveMessage(socket_.get(), 0, text);
+      const Status got = ReceiveMessage(socket_.get(), 0, text, fd);
       return got.ok() ? "" : got.message();
     }
     if (ready < 0) return std::string("poll: ") + std::strerror(errno);
@@ -80,6 +83,10 @@ std::string ForkServerLauncher::Await(Millis timeout, bool note_slow_load, std::
 }
 
 std::string ForkServerLauncher::BuryServer() {
+  DropStandby();           // a copy of the server that failed: the next one forks its own
+  standby_asked_ = false;  // one it forked and never named goes with the strays below
+  // Without a server there is nothing to bury: waitpid(-1) would reap any child, kill(1) signal init.
+  if (server_pid_ <= 0) return "gone";
   std::string how = "gone";
   int status = 0;
   pid_t r = 0;
@@ -147,7 +154,11 @@ Status ForkServerLauncher::StartServer() {
   socket_ = std::move(ours);
   std::string hello;
   const std::string silent = Await(load_timeout_, /*note_slow_load=*/true, &hello);
-  if (silent.empty() && hello == "ready") return Status::Ok();
+  if (silent.empty() && hello == "ready") {
+    RequestStandby();  // the first trial starts from one too
+    CollectStandby();
+    return Status::Ok();
+  }
   std::string why;
   if (!silent.empty()) {
     why = "it " + silent +
@@ -166,6 +177,84 @@ Status ForkServerLauncher::StartServer() {
                               ": " + why);
 }
 
+bool ForkServerLauncher::ServerExited() const {
+  if (server_pid_ <= 0) return false;
+  siginfo_t info{};  // WNOWAIT: BuryServer reaps it and reads how it ended
+  return ::waitid(P_PID, static_cast<id_t>(server_pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0;
+}
+
+void ForkServerLauncher::RequestStandby() {
+  if (!prefork_ || standby_ || standby_asked_ || server_pid_ <= 0) return;
+  ForkRequest request;
+  request.standby = true;
+  request.parent = ::getpid();
+  // A server that is gone is found out by the next trial's request, which replaces it.
+  standby_asked_ = SendForkRequest(socket_.get(), request, {}).ok();
+}
+
+void ForkServerLauncher::CollectStandby() {
+  if (!standby_asked_) return;
+  standby_asked_ = false;
+  std::string reply;
+  UniqueFd socket;
+  if (const std::string silent = Await(kReplyTimeout, /*note_slow_load=*/false, &reply, &socket); !silent.empty()) {
+    // Its late answer must never be read as the next trial's: this server is done.
+    const pid_t pid = server_pid_;
+    if (pid > 0) ::kill(pid, SIGKILL);
+    (void)BuryServer();
+    server_died_ = true;
+    std::fprintf(stderr, "cleansweep: warning: the fork server (pid %d, %s) %s, killed; starting a new one\n",
+                 static_cast<int>(pid), plugin_.c_str(), silent.c_str());
+    return;
+  }
+  char* rest = nullptr;
+  const long pid = std::strtol(reply.c_str(), &rest, 10);
+  if (pid <= 0 || !socket.valid()) return;                      // clone failed (-errno): no standby this time
+  ::setpgid(static_cast<pid_t>(pid), static_cast<pid_t>(pid));  // as it does itself: whoever is first
+  children_->KeepHelper(static_cast<pid_t>(pid));
+  standby_ = Standby{static_cast<pid_t>(pid), std::move(socket), std::strtoll(rest, nullptr, 10)};
+}
+
+void ForkServerLauncher::DropStandby() {
+  if (!standby_) return;
+  const pid_t pid = standby_->pid;
+  ::kill(pid, SIGKILL);  // it runs nothing else
+  int status;
+  RetryOnEintr([&] { return ::waitpid(pid, &status, 0); });
+  children_->ForgetHelper(pid);
+  standby_.reset();
+}
+
+std::optional<StartedChild> ForkServerLauncher::WakeStandby(const ForkRequest& request, const std::vector<int>& fds) {
+  const pid_t pid = standby_->pid;
+  const int socket = standby_->socket.get();
+  // It answers "taken" once it holds the request: from then on it is the trial, and how it ends is
+  // the trial's outcome. No answer (it died, killed from outside; it is stopped; it hangs): it is
+  // killed, and the trial forked by the server instead.
+  bool taken = SendForkRequest(socket, request, fds).ok();
+  const auto deadline = std::chrono::steady_clock::now() + kReplyTimeout;
+  for (std::string answer; taken;) {
+    pollfd p{socket, POLLIN, 0};
+    const int ready = RetryOnEintr([&] { return ::poll(&p, 1, 100); });
+    if (ready > 0) {
+      taken = ReceiveMessage(socket, 0, &answer).ok() && answer == "taken";
+      break;
+    }
+    const std::optional<ProcessStat> stat = ReadProcessStat(pid);
+    taken =
+        ready == 0 && stat && stat->state != 'T' && stat->state != 'Z' && std::chrono::steady_clock::now() < deadline;
+  }
+  if (!taken) {
+    DropStandby();
+    return std::nullopt;
+  }
+  const StartedChild started{pid, standby_->inherited_kb};
+  children_->ForgetHelper(pid);  // a trial from now on: ChildTrial tracks it
+  standby_.reset();
+  ++standby_starts_;
+  return started;
+}
+
 Result<StartedChild> ForkServerLauncher::Fork(const LaunchSpec& spec, const ChildEnds& ends) {
   ForkRequest request;
   request.argv = spec.argv;
@@ -179,7 +268,18 @@ Result<StartedChild> ForkServerLauncher::Fork(const LaunchSpec& spec, const Chil
   }
   std::string death;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    CS_RETURN_IF_ERROR(StartServer());
+    CollectStandby();      // the server's answer to the last request comes before this one's
+    if (ServerExited()) {  // since the last trial: a new one, and its standby, replace it
+      const pid_t pid = server_pid_;
+      death = BuryServer();
+      server_died_ = true;
+      std::fprintf(stderr, "cleansweep: warning: the fork server (pid %d, %s) %s; starting a new one\n",
+                   static_cast<int>(pid), plugin_.c_str(), death.c_str());
+    }
+    CS_RETURN_IF_ERROR(StartServer());  // also one that CollectStandby() had to kill
+    if (standby_) {
+      if (std::optional<StartedChild> woke = WakeStandby(request, fds)) return *woke;
+    }
     std::string reply;
     const Status sent = SendForkRequest(socket_.get(), request, fds);
     const std::string silent =
@@ -194,7 +294,7 @@ Result<StartedChild> ForkServerLauncher::Fork(const LaunchSpec& spec, const Chil
     // No answer: the server died, hangs or is stopped. Whatever it took with it, the next one
     // starts clean; the trial is started there, its time counted from then.
     const pid_t pid = server_pid_;
-    if (!sent.ok() || !silent.empty()) ::kill(server_pid_, SIGKILL);  // a stopped process dies of it too
+    if (!sent.ok() || !silent.empty()) ::kill(pid, SIGKILL);  // a stopped process dies of it too (pid > 0 here)
     const std::string buried = BuryServer();
     death = silent.empty() ? buried : silent + ", killed";
     server_died_ = true;
@@ -205,7 +305,10 @@ Result<StartedChild> ForkServerLauncher::Fork(const LaunchSpec& spec, const Chil
 }
 
 Result<std::unique_ptr<TrialProcess>> ForkServerLauncher::Start(const LaunchSpec& spec) {
-  return StartChildTrial(spec, children_, clock_, [this, &spec](const ChildEnds& ends) { return Fork(spec, ends); });
+  Result<std::unique_ptr<TrialProcess>> trial =
+      StartChildTrial(spec, children_, clock_, [this, &spec](const ChildEnds& ends) { return Fork(spec, ends); });
+  RequestStandby();  // the next trial's process, forked while this one runs; its answer is read then
+  return trial;
 }
 
 }  // namespace cleansweep

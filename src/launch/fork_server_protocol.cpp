@@ -50,6 +50,7 @@ Status SendForkRequest(int socket, const ForkRequest& request, const std::vector
   PutInt(&body, request.memory_limit);
   PutInt(&body, request.parent);
   PutInt(&body, request.has_cgroup ? 1 : 0);
+  PutInt(&body, request.standby ? 1 : 0);
   PutStrings(&body, request.argv);
   PutStrings(&body, request.env);
   if (body.size() > kMaxRequest)
@@ -59,13 +60,15 @@ Status SendForkRequest(int socket, const ForkRequest& request, const std::vector
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
-  cmsghdr* header = CMSG_FIRSTHDR(&msg);
-  header->cmsg_level = SOL_SOCKET;
-  header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-  std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
+  if (!fds.empty()) {
+    msg.msg_control = control;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+    cmsghdr* header = CMSG_FIRSTHDR(&msg);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
+  }
   const ssize_t n = RetryOnEintr([&] { return ::sendmsg(socket, &msg, MSG_NOSIGNAL); });
   if (n < 0) return Status::RuntimeError(Errno("sendmsg to the fork server"));
   return Status::Ok();
@@ -104,36 +107,70 @@ Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd
 
 Status DecodeForkRequest(const std::string& body, size_t fd_count, ForkRequest* request) {
   size_t at = 0;
-  std::int64_t version = 0, limit = 0, parent = 0, cgroup = 0;
+  std::int64_t version = 0, limit = 0, parent = 0, cgroup = 0, standby = 0;
   *request = ForkRequest();
   if (body.size() > kMaxRequest || !GetInt(body, &at, &version) || version != kForkServerVersion ||
       !GetInt(body, &at, &limit) || !GetInt(body, &at, &parent) || !GetInt(body, &at, &cgroup) ||
-      !GetStrings(body, &at, &request->argv) || !GetStrings(body, &at, &request->env) || request->argv.empty() ||
-      at != body.size()) {
+      !GetInt(body, &at, &standby) || !GetStrings(body, &at, &request->argv) || !GetStrings(body, &at, &request->env) ||
+      (request->argv.empty() != (standby != 0)) || at != body.size()) {
     return Status::RuntimeError("malformed fork request (a worker of another cleansweep version?)");
   }
   request->memory_limit = limit;
   request->parent = static_cast<pid_t>(parent);
   request->has_cgroup = cgroup != 0;
-  if (fd_count != (request->has_cgroup ? 5u : 4u)) return Status::RuntimeError("fork request without its pipes");
+  request->standby = standby != 0;
+  const size_t pipes = request->standby ? 0u : request->has_cgroup ? 5u : 4u;
+  if (fd_count != pipes) {
+    return Status::RuntimeError(request->standby ? "standby request with descriptors"
+                                                 : "fork request without its pipes");
+  }
   return Status::Ok();
 }
 
-Status SendMessage(int socket, const std::string& text) {
-  const ssize_t n = RetryOnEintr([&] { return ::send(socket, text.data(), text.size(), MSG_NOSIGNAL); });
+Status SendMessage(int socket, const std::string& text, int fd) {
+  std::string body = text;
+  iovec iov{body.data(), body.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (fd >= 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* header = CMSG_FIRSTHDR(&msg);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(header), &fd, sizeof fd);
+  }
+  const ssize_t n = RetryOnEintr([&] { return ::sendmsg(socket, &msg, MSG_NOSIGNAL); });
   if (n < 0) return Status::RuntimeError(Errno("send"));
   return Status::Ok();
 }
 
-Status ReceiveMessage(int socket, int timeout_ms, std::string* text) {
+Status ReceiveMessage(int socket, int timeout_ms, std::string* text, UniqueFd* fd) {
   pollfd p{socket, POLLIN, 0};
   const int ready = RetryOnEintr([&] { return ::poll(&p, 1, timeout_ms); });
   if (ready < 0) return Status::RuntimeError(Errno("poll"));
   if (ready == 0) return Status::RuntimeError("no answer within " + std::to_string(timeout_ms / 1000) + " s");
   char buf[4096];
-  const ssize_t n = RetryOnEintr([&] { return ::recv(socket, buf, sizeof buf, 0); });
+  iovec iov{buf, sizeof buf};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  const ssize_t n = RetryOnEintr([&] { return ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC); });
   if (n < 0 && errno != ECONNRESET) return Status::RuntimeError(Errno("recv"));
   text->assign(buf, n < 0 ? 0 : static_cast<size_t>(n));  // ECONNRESET: the other side died, like EOF
+  for (cmsghdr* h = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; h; h = CMSG_NXTHDR(&msg, h)) {
+    if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS || h->cmsg_len < CMSG_LEN(sizeof(int))) continue;
+    int passed;
+    std::memcpy(&passed, CMSG_DATA(h), sizeof passed);
+    UniqueFd owned(passed);
+    if (fd) *fd = std::move(owned);
+  }
   return Status::Ok();
 }
 

@@ -4,7 +4,14 @@
 //   worker -> server:        a ForkRequest, with the trial's pipe ends as SCM_RIGHTS.
 //   server -> worker:        "PID RSS_KB": the child's pid and the server's resident memory
 //                            when it forked (what the child shares), or "-errno" when clone failed.
-// The child is cloned with CLONE_PARENT: it is the worker's child, not the server's.
+//   worker -> server:        a ForkRequest with `standby` set and no descriptors: fork a child
+//                            that waits for its trial (trial.prefork).
+//   server -> worker:        "PID RSS_KB" as above, with the worker's end of a socket pair to
+//                            that child as SCM_RIGHTS.
+//   worker -> standby child: a ForkRequest with the trial's pipe ends, as to the server.
+//   standby child -> worker: "taken"; the child becomes that trial (its error pipe says when it
+//                            runs the trial's code, as for a forked one).
+// Every child is cloned with CLONE_PARENT: it is the worker's child, not the server's.
 #pragma once
 
 #include <sys/types.h>
@@ -18,7 +25,7 @@
 
 namespace cleansweep {
 
-inline constexpr int kForkServerVersion = 1;
+inline constexpr int kForkServerVersion = 2;
 
 struct ForkRequest {
   std::vector<std::string> argv;  // argv[0] is the plugin's path
@@ -27,10 +34,12 @@ struct ForkRequest {
   pid_t parent = 0;               // the worker: the child checks it is its parent
   // Passed alongside: out, report, control, error and, when has_cgroup, cgroup.procs.
   bool has_cgroup = false;
+  // Fork a child that waits for a trial instead: argv and env are empty, no descriptors come.
+  bool standby = false;
 };
 
-// Sends `request` with `fds` (4 or 5 of them, in the order above). MSG_NOSIGNAL: a dead server is
-// an error (EPIPE), not a signal.
+// Sends `request` with `fds` (none for a standby, else 4 or 5 of them, in the order above).
+// MSG_NOSIGNAL: a dead server is an error (EPIPE), not a signal.
 Status SendForkRequest(int socket, const ForkRequest& request, const std::vector<int>& fds);
 
 // Receives one request. Ok with *eof set when the worker closed its end.
@@ -41,8 +50,10 @@ Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd
 Status DecodeForkRequest(const std::string& body, size_t fd_count, ForkRequest* request);
 
 // One short message (the hello, a reply) and its reading, with a timeout in milliseconds (-1: none).
-Status SendMessage(int socket, const std::string& text);
-// Ok with an empty text at EOF; RuntimeError on a timeout.
-Status ReceiveMessage(int socket, int timeout_ms, std::string* text);
+// `fd`: a descriptor to pass along (-1: none).
+Status SendMessage(int socket, const std::string& text, int fd = -1);
+// Ok with an empty text at EOF; RuntimeError on a timeout. A descriptor that came along goes to
+// *fd when it is given (else it is closed).
+Status ReceiveMessage(int socket, int timeout_ms, std::string* text, UniqueFd* fd = nullptr);
 
 }  // namespace cleansweep

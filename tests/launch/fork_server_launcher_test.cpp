@@ -132,6 +132,144 @@ TEST_F(ForkServerLauncherTest, AServerThatDiedBetweenTrialsIsReplacedAndNoTrialI
   EXPECT_EQ(launcher_.restarts(), 1);
 }
 
+// Issue 19, trial.prefork: a trial begins as the standby child that waited for it (a fresh fork of
+// the loaded plugin like any other), and the next standby is forked while it runs.
+class PreforkTest : public ForkServerLauncherTest {
+ protected:
+  ForkServerLauncher preforked_{&children_, FORK_SERVER, TOY_PLUGIN, Millis(300'000), SystemClock::Get(), true};
+
+  TrialOutcome RunPreforked(const LaunchSpec& spec) {
+    Result<std::unique_ptr<TrialProcess>> trial = preforked_.Start(spec);
+    EXPECT_TRUE(trial.ok()) << trial.status().message();
+    return trial.ok() ? Run(std::move(*trial)) : TrialOutcome();
+  }
+};
+
+double PidOf(const TrialOutcome& o) {  // the pid the toy trial put in its attrs
+  const size_t at = o.attrs_json.find("\"pid\":");
+  return at == std::string::npos ? -1 : std::atof(o.attrs_json.c_str() + at + 6);
+}
+
+std::string CommandLine(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.substr(0, text.find('\0'));
+}
+
+TEST_F(PreforkTest, EachTrialIsTheStandbyThatWaitedForItAndStartsFresh) {
+  ASSERT_TRUE(preforked_.StartServer().ok());
+  for (int i = 0; i < 20; ++i) {
+    const pid_t standby = preforked_.standby_pid();
+    ASSERT_GT(standby, 0) << "no standby before trial " << i;
+    // The worker's own child, waiting, named for what it is.
+    ASSERT_EQ(ReadProcessStat(standby)->ppid, ::getpid());
+    if (i == 0) {  // it names itself once it runs
+      for (int wait = 0; wait < 100 && CommandLine(standby).rfind("cleansweep-standby", 0) != 0; ++wait) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      EXPECT_EQ(CommandLine(standby), "cleansweep-standby toy_plugin.so");
+    }
+    const TrialOutcome o = RunPreforked(Spec("fresh", i));
+    ASSERT_EQ(o.state, TrialState::kComplete) << "trial " << i << ": " << o.reason << "\n" << o.output_tail;
+    EXPECT_EQ(*o.value, 0.0) << "trial " << i << " saw the counter of an earlier trial";
+    EXPECT_NE(o.attrs_json.find("\"prepared\":42"), std::string::npos) << o.attrs_json;
+    EXPECT_EQ(PidOf(o), static_cast<double>(standby)) << "trial " << i << " was not the standby";
+    EXPECT_NE(preforked_.standby_pid(), standby) << "no new standby was forked while trial " << i << " ran";
+  }
+  EXPECT_EQ(preforked_.standby_starts(), 20);
+  EXPECT_EQ(preforked_.restarts(), 0);
+}
+
+TEST_F(PreforkTest, AStandbyKilledWhileItWaitedIsReplacedAndTheTrialForkedInstead) {
+  ASSERT_TRUE(preforked_.StartServer().ok());
+  const pid_t standby = preforked_.standby_pid();
+  ASSERT_GT(standby, 0);
+  ASSERT_EQ(::kill(standby, SIGKILL), 0);
+  const TrialOutcome o = RunPreforked(Spec("ok", 1, R"({"x": 0.3, "n": 4})"));
+  EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
+  EXPECT_NE(PidOf(o), static_cast<double>(standby));
+  EXPECT_EQ(preforked_.standby_starts(), 0);
+  EXPECT_GT(preforked_.standby_pid(), 0) << "the next trial has a standby again";
+  EXPECT_NE(::kill(standby, 0), 0) << "the dead standby was not reaped";
+}
+
+TEST_F(PreforkTest, TheStandbyOfAServerThatDiedGoesWithIt) {
+  ASSERT_TRUE(preforked_.StartServer().ok());
+  const pid_t standby = preforked_.standby_pid();
+  const pid_t server = preforked_.server_pid();
+  ASSERT_EQ(::kill(server, SIGKILL), 0);
+  for (int wait = 0; wait < 200 && ReadProcessStat(server)->state != 'Z'; ++wait) {  // dead, not yet reaped
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const TrialOutcome o = RunPreforked(Spec("ok", 1, R"({"x": 0.3, "n": 4})"));
+  EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
+  EXPECT_EQ(preforked_.restarts(), 1);
+  EXPECT_NE(::kill(standby, 0), 0) << "the old server's standby is still there";
+  EXPECT_NE(PidOf(o), static_cast<double>(standby));
+  EXPECT_EQ(preforked_.standby_starts(), 1) << "the new server's standby ran the trial";
+  EXPECT_GT(preforked_.standby_pid(), 0);
+}
+
+// The server is stopped (SIGSTOP) with a standby request of ours unanswered: the next trial's
+// start finds it stopped, kills it and starts a new one. (Once, a server buried twice here had the
+// worker signal pid -1: every process it could reach.)
+TEST_F(PreforkTest, AServerStoppedWithAStandbyRequestPendingIsReplaced) {
+  ASSERT_TRUE(preforked_.StartServer().ok());
+  const pid_t first = preforked_.server_pid();
+  ASSERT_EQ(::kill(first, SIGSTOP), 0);
+  // Runs from the standby that was waiting; asks the stopped server for the next one.
+  const TrialOutcome one = RunPreforked(Spec("ok", 1, R"({"x": 0.3, "n": 4})"));
+  EXPECT_EQ(one.state, TrialState::kComplete) << one.reason;
+  const TrialOutcome two = RunPreforked(Spec("ok", 2, R"({"x": 0.3, "n": 4})"));
+  EXPECT_EQ(two.state, TrialState::kComplete) << two.reason;
+  EXPECT_EQ(preforked_.restarts(), 1);
+  EXPECT_NE(preforked_.server_pid(), first);
+  EXPECT_NE(::kill(first, 0), 0) << "the stopped server was not killed and reaped";
+  EXPECT_EQ(preforked_.standby_starts(), 2);
+}
+
+TEST_F(PreforkTest, NoStandbyOutlivesItsLauncherOrItsWorker) {
+  pid_t standby = -1;
+  {
+    ForkServerLauncher launcher(&children_, FORK_SERVER, TOY_PLUGIN, Millis(300'000), SystemClock::Get(), true);
+    ASSERT_TRUE(launcher.StartServer().ok());
+    standby = launcher.standby_pid();
+    ASSERT_GT(standby, 0);
+  }
+  EXPECT_NE(::kill(standby, 0), 0) << "the standby outlived its launcher (or was not reaped)";
+
+  // A worker killed by SIGKILL: its standby dies with it (PR_SET_PDEATHSIG, and the guard).
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t worker = ::fork();
+  if (worker == 0) {
+    ChildRegistry children;
+    if (!children.StartGuard().ok()) ::_exit(1);
+    ForkServerLauncher launcher(&children, FORK_SERVER, TOY_PLUGIN, Millis(300'000), SystemClock::Get(), true);
+    if (!launcher.StartServer().ok()) ::_exit(2);
+    const pid_t pid = launcher.standby_pid();
+    (void)!::write(pipe_fds[1], &pid, sizeof pid);
+    ::pause();
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  pid_t orphan = -1;
+  ASSERT_EQ(::read(pipe_fds[0], &orphan, sizeof orphan), static_cast<ssize_t>(sizeof orphan));
+  ::close(pipe_fds[0]);
+  ASSERT_GT(orphan, 0);
+  ::kill(worker, SIGKILL);
+  int status;
+  ::waitpid(worker, &status, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    const std::optional<ProcessStat> stat = ReadProcessStat(orphan);
+    gone = !stat || stat->state == 'Z';
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone) << "standby " << orphan << " outlived its worker";
+  if (!gone) ::kill(orphan, SIGKILL);
+}
+
 TEST_F(ForkServerLauncherTest, AMissingPluginIsRefusedWithTheReason) {
   ForkServerLauncher launcher(&children_, FORK_SERVER, dir_.File("no-such-plugin.so"));
   const Status status = launcher.StartServer();

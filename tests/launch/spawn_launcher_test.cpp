@@ -63,10 +63,13 @@ std::vector<pid_t> Survivors(const std::vector<pid_t>& pids) {
   return alive;
 }
 
-// The launcher a test parameter names: "spawn" or "forkserver".
-std::unique_ptr<Launcher> MakeLauncher(const std::string& kind, ChildRegistry* children) {
-  if (kind == "spawn") return std::make_unique<SpawnLauncher>(children);
-  return std::make_unique<ForkServerLauncher>(children, FORK_SERVER, TOY_PLUGIN);
+// The launcher a test parameter names: "spawn", "forkserver", or "preforked" (a fork server whose
+// trials each begin as a standby child forked ahead of them: trial.prefork).
+std::unique_ptr<Launcher> MakeLauncher(const std::string& kind, ChildRegistry* children,
+                                       const Clock* clock = SystemClock::Get()) {
+  if (kind == "spawn") return std::make_unique<SpawnLauncher>(children, clock);
+  return std::make_unique<ForkServerLauncher>(children, FORK_SERVER, TOY_PLUGIN, Millis(300'000), clock,
+                                              kind == "preforked");
 }
 
 class LauncherTest : public ::testing::TestWithParam<std::string> {
@@ -74,6 +77,13 @@ class LauncherTest : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     ::signal(SIGPIPE, SIG_IGN);  // as the worker does
     launcher_ = MakeLauncher(GetParam(), &children_);
+  }
+  void TearDown() override {
+    // "preforked" must have tested trials that began as a standby, not quietly forked ones.
+    const auto* server = dynamic_cast<const ForkServerLauncher*>(launcher_.get());
+    if (GetParam() == "preforked" && server->server_pid() > 0) {
+      EXPECT_GT(server->standby_starts(), 0) << "no trial here began as a standby";
+    }
   }
 
   LaunchSpec Spec(const std::string& mode, const std::string& params = "{\"x\": 0.3, \"n\": 4}") {
@@ -100,7 +110,7 @@ class LauncherTest : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<Launcher> launcher_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Launchers, LauncherTest, ::testing::Values("spawn", "forkserver"),
+INSTANTIATE_TEST_SUITE_P(Launchers, LauncherTest, ::testing::Values("spawn", "forkserver", "preforked"),
                          [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
 
 class SpawnLauncherTest : public LauncherTest {};  // the tests that only make sense for a spawned program
@@ -206,10 +216,7 @@ TEST_P(LauncherTest, TimeoutKillsTheWholeProcessGroup) {
 // moving a clock on, not by waiting.
 TEST_P(LauncherTest, DeadlinesAndTimesFollowTheLaunchersClock) {
   ManualClock clock;
-  const std::unique_ptr<Launcher> launcher =
-      GetParam() == "spawn"
-          ? std::unique_ptr<Launcher>(std::make_unique<SpawnLauncher>(&children_, &clock))
-          : std::make_unique<ForkServerLauncher>(&children_, FORK_SERVER, TOY_PLUGIN, Millis(300'000), &clock);
+  const std::unique_ptr<Launcher> launcher = MakeLauncher(GetParam(), &children_, &clock);
   LaunchSpec spec = Spec("hang");
   spec.timeout = std::chrono::hours(1);
   Result<std::unique_ptr<TrialProcess>> trial = launcher->Start(spec);

@@ -284,23 +284,43 @@ PY
     [ "$(md5sum again.h5)" = "$before" ] || fail "the existing study file changed"
     ;;
   idle_cpu)  # no busy waiting: CPU used by the coordinator and workers while trials sleep
-    toy_config idle 2 "{kind: random}" "ok" "  sleep: 8"
-    "${mpi[@]}" -np 3 "$bin/cleansweep" run idle.yaml > out.txt &
-    launcher=$!
-    sleep 2.5  # set-up done, both trials asleep
-    # Only this sweep's ranks (children of its mpirun): other sweeps on a shared machine do not count.
-    ranks() { pgrep -P "$launcher" -x cleansweep; }
-    ticks() { for p in $(ranks); do awk '{print $14 + $15}' "/proc/$p/stat"; done | awk '{s += $1} END {print s}'; }
-    nprocs=$(ranks | wc -l)
-    t0=$(ticks); s0=$(date +%s.%N)
-    sleep 4
-    t1=$(ticks); s1=$(date +%s.%N)
-    wait $launcher || fail "run failed"
-    hz=$(getconf CLK_TCK)
-    pct=$(awk -v d="$((t1 - t0))" -v hz="$hz" -v s0="$s0" -v s1="$s1" -v n="$nprocs" 'BEGIN {printf "%.2f", 100 * d / hz / (s1 - s0) / n}')
-    echo "cleansweep processes: $nprocs, mean CPU per process while trials run: ${pct}% of a core"
-    [ "$nprocs" = 3 ] || fail "expected 3 cleansweep processes, saw $nprocs"
-    awk -v p="$pct" 'BEGIN {exit !(p < 2)}' || fail "busy waiting: ${pct}% of a core per process"
+    # Spawned trials, then forked ones with trial.prefork: each worker also holds a standby child
+    # waiting for the next trial (issue 19), which must cost nothing either.
+    for launcher in spawn forkserver; do
+      toy_config idle 2 "{kind: random}" "ok" "  sleep: 8"
+      if [ "$launcher" = forkserver ]; then
+        sed -i "s#command: \[\"$bin/toy_trial\"\]#launcher: forkserver, command: [\"$bin/../lib/toy_plugin.so\"]#" idle.yaml
+        grep -q "launcher: forkserver" idle.yaml || fail "could not make the fork-server config"
+      fi
+      rm -f idle.h5
+      "${mpi[@]}" -np 3 "$bin/cleansweep" run idle.yaml > out.txt &
+      job=$!
+      sleep 2.5  # set-up done, both trials asleep
+      # Only this sweep's ranks (children of its mpirun): other sweeps on a shared machine do not count.
+      ranks() { pgrep -P "$job" -x cleansweep; }
+      standbys() { for p in $(ranks); do pgrep -P "$p" -x cs-standby || true; done; }
+      ticks() { for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat"; done | awk '{s += $1} END {print s + 0}'; }
+      nprocs=$(ranks | wc -l)
+      waiting=$(standbys)
+      t0=$(ticks $(ranks)); w0=$(ticks $waiting); s0=$(date +%s.%N)
+      sleep 4
+      t1=$(ticks $(ranks)); w1=$(ticks $waiting); s1=$(date +%s.%N)
+      wait $job || fail "$launcher: run failed"
+      hz=$(getconf CLK_TCK)
+      pct() { awk -v d="$1" -v hz="$hz" -v s0="$s0" -v s1="$s1" -v n="$2" 'BEGIN {printf "%.2f", 100 * d / hz / (s1 - s0) / n}'; }
+      pct_ranks=$(pct $((t1 - t0)) "$nprocs")
+      echo "$launcher: cleansweep processes: $nprocs, mean CPU per process while trials run: ${pct_ranks}% of a core"
+      [ "$nprocs" = 3 ] || fail "$launcher: expected 3 cleansweep processes, saw $nprocs"
+      awk -v p="$pct_ranks" 'BEGIN {exit !(p < 2)}' || fail "$launcher: busy waiting: ${pct_ranks}% of a core per process"
+      if [ "$launcher" = forkserver ]; then
+        nwaiting=$(echo $waiting | wc -w)
+        [ "$nwaiting" = 2 ] || fail "expected a standby child on each of the 2 workers, saw $nwaiting"
+        pct_waiting=$(pct $((w1 - w0)) "$nwaiting")
+        echo "$launcher: standby children: $nwaiting, mean CPU each while they wait: ${pct_waiting}% of a core"
+        awk -v p="$pct_waiting" 'BEGIN {exit !(p < 2)}' || fail "a waiting standby used ${pct_waiting}% of a core"
+        for p in $waiting; do [ ! -e "/proc/$p" ] || fail "standby $p outlived the sweep"; done
+      fi
+    done
     ;;
   python)  # a Python trial script through the helper
     cp -r "$src/python" .
