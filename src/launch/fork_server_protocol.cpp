@@ -41,20 +41,10 @@ bool GetStrings(const std::string& in, size_t* at, std::vector<std::string>* str
 
 std::string Errno(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
 
-}  // namespace
-
-Status SendForkRequest(int socket, const ForkRequest& request, const std::vector<int>& fds) {
-  if (fds.size() > kMaxFds) return Status::RuntimeError("fork request: too many descriptors");
-  std::string body;
-  PutInt(&body, kForkServerVersion);
-  PutInt(&body, request.memory_limit);
-  PutInt(&body, request.parent);
-  PutInt(&body, request.has_cgroup ? 1 : 0);
-  PutInt(&body, request.standby ? 1 : 0);
-  PutStrings(&body, request.argv);
-  PutStrings(&body, request.env);
-  if (body.size() > kMaxRequest)
-    return Status::InvalidInput("fork request: the trial's argv and environment exceed 1 MiB");
+// One datagram of `body` with `fds` as SCM_RIGHTS (none: a plain send). MSG_NOSIGNAL: a peer that is
+// gone is an error (EPIPE), not a signal.
+Status SendWithFds(int socket, std::string body, const std::vector<int>& fds, const char* what) {
+  if (fds.size() > kMaxFds) return Status::RuntimeError(std::string(what) + ": too many descriptors");
   iovec iov{body.data(), body.size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)] = {};
   msghdr msg{};
@@ -70,16 +60,15 @@ Status SendForkRequest(int socket, const ForkRequest& request, const std::vector
     std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
   }
   const ssize_t n = RetryOnEintr([&] { return ::sendmsg(socket, &msg, MSG_NOSIGNAL); });
-  if (n < 0) return Status::RuntimeError(Errno("sendmsg to the fork server"));
+  if (n < 0) return Status::RuntimeError(Errno(what));
   return Status::Ok();
 }
 
-Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd>* fds, bool* eof) {
-  // The message's size first (a peek), so the buffer is what the request needs, not 1 MiB a time.
-  const ssize_t size = RetryOnEintr([&] { return ::recv(socket, nullptr, 0, MSG_PEEK | MSG_TRUNC); });
-  if (size < 0) return Status::RuntimeError(Errno("recv"));
-  std::string body(std::min(static_cast<size_t>(size) + 1, kMaxRequest), '\0');
-  iovec iov{body.data(), body.size()};
+// One datagram into *body (resized to what came; its size on entry is the most taken) and the
+// descriptors that came with it into *fds (closed on destruction). The byte count, 0 at end of
+// file, -1 with errno on an error; *truncated when the datagram or its descriptors did not fit.
+ssize_t ReceiveWithFds(int socket, std::string* body, std::vector<UniqueFd>* fds, bool* truncated) {
+  iovec iov{body->data(), body->size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)] = {};
   msghdr msg{};
   msg.msg_iov = &iov;
@@ -87,11 +76,9 @@ Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
   const ssize_t n = RetryOnEintr([&] { return ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC); });
-  *eof = n == 0;
-  if (n == 0) return Status::Ok();
-  if (n < 0) return Status::RuntimeError(Errno("recvmsg"));
+  const int saved_errno = errno;
   fds->clear();
-  for (cmsghdr* h = CMSG_FIRSTHDR(&msg); h; h = CMSG_NXTHDR(&msg, h)) {
+  for (cmsghdr* h = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; h; h = CMSG_NXTHDR(&msg, h)) {
     if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS) continue;
     const size_t count = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
     for (size_t i = 0; i < count; ++i) {
@@ -100,8 +87,39 @@ Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd
       fds->emplace_back(fd);
     }
   }
-  if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) return Status::RuntimeError("fork request truncated");
-  body.resize(static_cast<size_t>(n));
+  *truncated = n > 0 && (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0;
+  body->resize(n > 0 ? static_cast<size_t>(n) : 0);
+  errno = saved_errno;
+  return n;
+}
+
+}  // namespace
+
+Status SendForkRequest(int socket, const ForkRequest& request, const std::vector<int>& fds) {
+  std::string body;
+  PutInt(&body, kForkServerVersion);
+  PutInt(&body, request.memory_limit);
+  PutInt(&body, request.parent);
+  PutInt(&body, request.has_cgroup ? 1 : 0);
+  PutInt(&body, request.standby ? 1 : 0);
+  PutStrings(&body, request.argv);
+  PutStrings(&body, request.env);
+  if (body.size() > kMaxRequest)
+    return Status::InvalidInput("fork request: the trial's argv and environment exceed 1 MiB");
+  return SendWithFds(socket, std::move(body), fds, "sendmsg to the fork server");
+}
+
+Status ReceiveForkRequest(int socket, ForkRequest* request, std::vector<UniqueFd>* fds, bool* eof) {
+  // The message's size first (a peek), so the buffer is what the request needs, not 1 MiB a time.
+  const ssize_t size = RetryOnEintr([&] { return ::recv(socket, nullptr, 0, MSG_PEEK | MSG_TRUNC); });
+  if (size < 0) return Status::RuntimeError(Errno("recv"));
+  std::string body(std::min(static_cast<size_t>(size) + 1, kMaxRequest), '\0');
+  bool truncated = false;
+  const ssize_t n = ReceiveWithFds(socket, &body, fds, &truncated);
+  *eof = n == 0;
+  if (n == 0) return Status::Ok();
+  if (n < 0) return Status::RuntimeError(Errno("recvmsg"));
+  if (truncated) return Status::RuntimeError("fork request truncated");
   return DecodeForkRequest(body, fds->size(), request);
 }
 
@@ -128,24 +146,7 @@ Status DecodeForkRequest(const std::string& body, size_t fd_count, ForkRequest* 
 }
 
 Status SendMessage(int socket, const std::string& text, int fd) {
-  std::string body = text;
-  iovec iov{body.data(), body.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  if (fd >= 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* header = CMSG_FIRSTHDR(&msg);
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(header), &fd, sizeof fd);
-  }
-  const ssize_t n = RetryOnEintr([&] { return ::sendmsg(socket, &msg, MSG_NOSIGNAL); });
-  if (n < 0) return Status::RuntimeError(Errno("send"));
-  return Status::Ok();
+  return SendWithFds(socket, text, fd >= 0 ? std::vector<int>{fd} : std::vector<int>{}, "send");
 }
 
 Status ReceiveMessage(int socket, int timeout_ms, std::string* text, UniqueFd* fd) {
@@ -153,24 +154,13 @@ Status ReceiveMessage(int socket, int timeout_ms, std::string* text, UniqueFd* f
   const int ready = RetryOnEintr([&] { return ::poll(&p, 1, timeout_ms); });
   if (ready < 0) return Status::RuntimeError(Errno("poll"));
   if (ready == 0) return Status::RuntimeError("no answer within " + std::to_string(timeout_ms / 1000) + " s");
-  char buf[4096];
-  iovec iov{buf, sizeof buf};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  const ssize_t n = RetryOnEintr([&] { return ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC); });
+  text->assign(4096, '\0');
+  std::vector<UniqueFd> fds;
+  bool truncated = false;
+  const ssize_t n = ReceiveWithFds(socket, text, &fds, &truncated);
   if (n < 0 && errno != ECONNRESET) return Status::RuntimeError(Errno("recv"));
-  text->assign(buf, n < 0 ? 0 : static_cast<size_t>(n));  // ECONNRESET: the other side died, like EOF
-  for (cmsghdr* h = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; h; h = CMSG_NXTHDR(&msg, h)) {
-    if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS || h->cmsg_len < CMSG_LEN(sizeof(int))) continue;
-    int passed;
-    std::memcpy(&passed, CMSG_DATA(h), sizeof passed);
-    UniqueFd owned(passed);
-    if (fd) *fd = std::move(owned);
-  }
+  // ECONNRESET: the other side died, like EOF (an empty text).
+  if (fd && !fds.empty()) *fd = std::move(fds.front());
   return Status::Ok();
 }
 

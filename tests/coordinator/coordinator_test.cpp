@@ -725,18 +725,27 @@ class ResultTap : public Transport {
   int deaf_to_;
 };
 
-// Under MPI a worker can be blocked sending a result that a failed coordinator never receives;
-// the job would then hang in MPI_Finalize. A failed run kills what is running and hears every
-// worker out before it returns, so the job can end in order.
-TEST(CoordinatorFaults, AFailedRunKillsRunningTrialsAndHearsEveryWorkerBeforeItReturns) {
-  Sweep sweep(Config("{name: c, n_trials: 30, direction: maximize}", "{kind: random, seed: 3}"), 3, /*hang=*/true);
-  testing::FaultyStore store(testing::FaultyStore::Call::kFlush, 3);  // a turn after all three started
+// Runs `sweep` (hanging trials) with the store's `nth` flush failing; the results the coordinator
+// received before Run returned.
+std::vector<TrialRecord> RunWithFailingFlush(Sweep& sweep, int nth) {
+  testing::FaultyStore store(testing::FaultyStore::Call::kFlush, nth);
   sweep.store_override = &store;
   std::vector<TrialRecord> results;
   sweep.wrap_transport = [&](Transport* inner) { return std::make_unique<ResultTap>(inner, &results); };
   const SystemClock clock;
   Result<RunSummary> summary = sweep.Run(clock);
-  ASSERT_FALSE(summary.ok());
+  EXPECT_FALSE(summary.ok());
+  // Their rows stay RUNNING (the store failed): resume runs them again.
+  for (const auto& [number, record] : store.durable()) EXPECT_EQ(record.state, TrialState::kRunning) << number;
+  return results;
+}
+
+// Under MPI a worker can be blocked sending a result that a failed coordinator never receives;
+// the job would then hang in MPI_Finalize. A failed run kills what is running and hears every
+// worker out before it returns, so the job can end in order.
+TEST(CoordinatorFaults, AFailedRunKillsRunningTrialsAndHearsEveryWorkerBeforeItReturns) {
+  Sweep sweep(Config("{name: c, n_trials: 30, direction: maximize}", "{kind: random, seed: 3}"), 3, /*hang=*/true);
+  const std::vector<TrialRecord> results = RunWithFailingFlush(sweep, 3);  // a turn after all three started
   EXPECT_TRUE(sweep.workers_settled);
   ASSERT_EQ(results.size(), 3u) << "every running trial's result is received before Run returns";
   for (const TrialRecord& r : results) {
@@ -744,8 +753,6 @@ TEST(CoordinatorFaults, AFailedRunKillsRunningTrialsAndHearsEveryWorkerBeforeItR
     EXPECT_NE(r.reason.find("the coordinator failed (stopped at once)"), std::string::npos) << r.reason;
   }
   EXPECT_NE(sweep.progress_text.find("stopping: killing 3 running trials"), std::string::npos) << sweep.progress_text;
-  // Their rows stay RUNNING (the store failed): resume runs them again.
-  for (const auto& [number, record] : store.durable()) EXPECT_EQ(record.state, TrialState::kRunning) << number;
 }
 
 TEST(CoordinatorFaults, AWorkerThatIsNotHeardAfterAFailureLeavesTheJobToBeAborted) {
@@ -905,13 +912,7 @@ TEST(CoordinatorQueue, AFailedRunHearsTheQueuedTrialsToo) {
   StudyConfig config = Config("{name: c, n_trials: 30, direction: maximize}", "{kind: random, seed: 3}");
   config.workers.queue = 1;
   Sweep sweep(config, 2, /*hang=*/true);
-  testing::FaultyStore store(testing::FaultyStore::Call::kFlush, 4);  // after both workers hold two
-  sweep.store_override = &store;
-  std::vector<TrialRecord> results;
-  sweep.wrap_transport = [&](Transport* inner) { return std::make_unique<ResultTap>(inner, &results); };
-  const SystemClock clock;
-  Result<RunSummary> summary = sweep.Run(clock);
-  ASSERT_FALSE(summary.ok());
+  const std::vector<TrialRecord> results = RunWithFailingFlush(sweep, 4);  // after both workers hold two
   EXPECT_TRUE(sweep.workers_settled);
   ASSERT_EQ(results.size(), 4u) << "two running, two queued: every result is in before Run returns";
   int queued = 0;
