@@ -3,6 +3,9 @@
 //
 //   sampler_bench --sampler tpe --trials 200 --seeds 10 [--set sampler.multivariate=false]
 //   sampler_bench --ask-latency 10000      # one TPE ask with that many completed trials, 8 parameters
+//   sampler_bench --ask-rate 10000 --batch 64 --running 4096
+//                                          # TPE asks per second, asked in batches as the coordinator
+//                                          # does, with that many completed and running trials
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -63,11 +66,8 @@ void RunFunction(const std::string& name, const char* space, const std::function
   }
 }
 
-void AskLatency(int completed, const std::vector<std::string>& sets) {
-  std::string space;
-  for (int d = 0; d < 8; ++d) space += "  p" + std::to_string(d) + ": {type: float, low: 0.0, high: 1.0}\n";
-  const StudyConfig config = Config("tpe", 1, space, sets);
-  std::unique_ptr<Sampler> sampler = MakeSampler(config).value();
+// `completed` finished trials of a quadratic bowl over 8 floats in [0, 1].
+TrialHistory BowlHistory(int completed) {
   TrialHistory history;
   SplitMix64 rng(3);
   for (int i = 0; i < completed; ++i) {
@@ -83,6 +83,18 @@ void AskLatency(int completed, const std::vector<std::string>& sets) {
     r.value = v;
     history.finished.push_back(std::move(r));
   }
+  return history;
+}
+
+StudyConfig BowlConfig(const std::vector<std::string>& sets) {
+  std::string space;
+  for (int d = 0; d < 8; ++d) space += "  p" + std::to_string(d) + ": {type: float, low: 0.0, high: 1.0}\n";
+  return Config("tpe", 1, space, sets);
+}
+
+void AskLatency(int completed, const std::vector<std::string>& sets) {
+  std::unique_ptr<Sampler> sampler = MakeSampler(BowlConfig(sets)).value();
+  const TrialHistory history = BowlHistory(completed);
   std::vector<double> ms;
   for (int rep = 0; rep < 20; ++rep) {
     const auto t0 = Clock::now();
@@ -94,12 +106,36 @@ void AskLatency(int completed, const std::vector<std::string>& sets) {
               ms[ms.size() / 2], ms.back());
 }
 
+// Asks in batches of `batch` with `running` trials out (the constant liar sees them all), as a
+// coordinator with many free workers per turn does, for about two seconds.
+void AskRate(int completed, int batch, int running, const std::vector<std::string>& sets) {
+  std::unique_ptr<Sampler> sampler = MakeSampler(BowlConfig(sets)).value();
+  TrialHistory history = BowlHistory(completed);
+  SplitMix64 rng(5);
+  for (int i = 0; i < running; ++i) {
+    ParamSet p;
+    for (int d = 0; d < 8; ++d) p["p" + std::to_string(d)] = rng.Uniform();
+    history.running[completed + i] = std::move(p);
+  }
+  std::int64_t next = completed + running, asked = 0;
+  const auto start = Clock::now();
+  double seconds = 0;
+  while (seconds < 2.0) {
+    std::vector<std::int64_t> numbers;
+    for (int i = 0; i < batch; ++i) numbers.push_back(next++);
+    asked += static_cast<std::int64_t>(sampler->AskBatch(numbers, history).size());
+    seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  std::printf("{\"ask_rate\": {\"completed\": %d, \"running\": %d, \"batch\": %d, \"asks_per_s\": %.0f}}\n", completed,
+              running, batch, static_cast<double>(asked) / seconds);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"cleansweep sampler benchmark"};
   std::string sampler = "tpe", only;
-  int trials = 200, seeds = 10, latency = 0;
+  int trials = 200, seeds = 10, latency = 0, rate = 0, batch = 64, running = 0;
   std::vector<std::string> sets;
   app.add_option("--sampler", sampler);
   app.add_option("--trials", trials);
@@ -107,7 +143,14 @@ int main(int argc, char** argv) {
   app.add_option("--function", only, "branin, rosenbrock4 or mixed (default: all)");
   app.add_option("--set", sets, "config overrides, e.g. sampler.multivariate=false");
   app.add_option("--ask-latency", latency, "time one TPE ask with this many completed trials");
+  app.add_option("--ask-rate", rate, "TPE asks per second in batches, with this many completed trials");
+  app.add_option("--batch", batch, "asks per batch (--ask-rate)")->check(CLI::PositiveNumber);
+  app.add_option("--running", running, "running trials the constant liar counts (--ask-rate)");
   CLI11_PARSE(app, argc, argv);
+  if (rate > 0) {
+    AskRate(rate, batch, running, sets);
+    return 0;
+  }
   if (latency > 0) {
     AskLatency(latency, sets);
     return 0;

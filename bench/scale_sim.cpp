@@ -4,7 +4,7 @@
 // default); the coordinator's own work is charged to the virtual clock at the CPU time it really
 // takes on this machine, so a coordinator that cannot keep up shows as idle workers.
 //   scale_sim --workers 4096 --sampler random|tpe [--trials-per-worker 4] [--mean 60] [--sigma 1.5]
-//             [--batch-asks false]
+//             [--batch-asks false] [--queue auto|0|1]
 // Utilisation = time workers spent running trials / time they were available, over the window
 // from the first assignment to the last one (after it the sweep drains: idle workers there are the
 // end of the sweep, not the coordinator's doing).
@@ -45,8 +45,9 @@ class VirtualClock : public Clock {
 };
 
 // Every worker rank at once. Messages the coordinator sends arrive at once; a trial's result
-// arrives `latency` after its simulated end. Time the coordinator spends between two Receive calls
-// (CPU time, measured) moves the virtual clock on.
+// arrives `latency` after its simulated end. A trial handed to a busy worker (workers.queue)
+// starts when the worker's last trial ends, as a real worker runs its queue. Time the coordinator spends between two
+// Receive calls (CPU time, measured) moves the virtual clock on.
 class SimulatedTransport : public Transport {
  public:
   SimulatedTransport(int workers, VirtualClock* clock, double mean, double sigma, double latency, unsigned seed)
@@ -55,7 +56,7 @@ class SimulatedTransport : public Transport {
         duration_(std::log(mean) - sigma * sigma / 2, sigma),
         latency_(latency),
         rng_(seed),
-        busy_since_(static_cast<size_t>(workers) + 1, -1) {
+        free_at_(static_cast<size_t>(workers) + 1, 0) {
     for (int rank = 1; rank < size_; ++rank) inbox_.push({clock_->Now(), rank, Message(HelloMsg{"sim"})});
     cpu_mark_ = ThreadCpuSeconds();
   }
@@ -74,10 +75,12 @@ class SimulatedTransport : public Transport {
       r.number = assign->number;
       r.state = TrialState::kComplete;
       r.value = Objective(assign->params);
-      r.start_time = now + latency_;
+      double& free_at = free_at_[static_cast<size_t>(dest)];
+      r.start_time = std::max(now + latency_, free_at);
       r.end_time = r.start_time + took;
       r.exit_code = 0;
-      busy_since_[static_cast<size_t>(dest)] = r.start_time;
+      free_at = r.end_time;
+      busy_.push_back({r.start_time, r.end_time});
       inbox_.push({r.end_time + latency_, dest, Message(ResultMsg{std::move(r), ""})});
       if (first_assign_ < 0) first_assign_ = now;
       last_assign_ = now;
@@ -96,11 +99,6 @@ class SimulatedTransport : public Transport {
       Pending p = inbox_.top();
       inbox_.pop();
       clock_->Set(p.at);
-      if (auto* result = std::get_if<ResultMsg>(&p.message)) {
-        const double since = busy_since_[static_cast<size_t>(p.source)];
-        busy_.push_back({since, result->record.end_time});
-        busy_since_[static_cast<size_t>(p.source)] = -1;
-      }
       out = Envelope{p.source, std::move(p.message)};
     } else {
       clock_->Set(deadline);
@@ -113,9 +111,6 @@ class SimulatedTransport : public Transport {
   double Utilisation(double from, double to) const {
     double busy = 0;
     for (const auto& [a, b] : busy_) busy += std::max(0.0, std::min(b, to) - std::max(a, from));
-    for (size_t rank = 1; rank < busy_since_.size(); ++rank) {  // still running at the end
-      if (busy_since_[rank] >= 0) busy += std::max(0.0, to - std::max(busy_since_[rank], from));
-    }
     return busy / (static_cast<double>(size_ - 1) * (to - from));
   }
   double first_assign() const { return first_assign_; }
@@ -146,8 +141,8 @@ class SimulatedTransport : public Transport {
   double latency_;
   std::mt19937_64 rng_;
   std::priority_queue<Pending> inbox_;
-  std::vector<double> busy_since_;               // by rank; -1 when idle
-  std::vector<std::pair<double, double>> busy_;  // finished trials: when the worker was busy
+  std::vector<double> free_at_;                  // by rank: when its last trial ends
+  std::vector<std::pair<double, double>> busy_;  // every trial handed out: when it runs
   double cpu_mark_ = 0;
   double coordinator_cpu_ = 0;
   double first_assign_ = -1, last_assign_ = -1;
@@ -172,6 +167,7 @@ int Main(int argc, char** argv) {
   std::string sampler_kind = "random";
   unsigned seed = 1;
   bool batch_asks = true;
+  std::string queue = "auto";
   CLI::App app{"The coordinator driven by thousands of simulated workers on a virtual clock"};
   app.add_option("--workers", workers)->check(CLI::Range(1, 1 << 20));
   app.add_option("--sampler", sampler_kind)->check(CLI::IsMember({"random", "tpe"}));
@@ -181,11 +177,13 @@ int Main(int argc, char** argv) {
   app.add_option("--latency", latency, "one-way message latency, seconds");
   app.add_option("--seed", seed);
   app.add_option("--batch-asks", batch_asks, "ask the sampler once for all workers free in a turn (TPE)");
+  app.add_option("--queue", queue, "workers.queue: trials a busy worker may hold (auto, 0, 1, ...)");
   CLI11_PARSE(app, argc, argv);
   const auto trials = static_cast<std::int64_t>(per_worker * workers);
   Result<StudyConfig> config =
       LoadConfigText(bench::BenchStudyYaml("sim", "minimize", trials, "/nonexistent/sim.h5",
-                                           "{kind: " + sampler_kind + ", seed: " + std::to_string(seed) + "}"),
+                                           "{kind: " + sampler_kind + ", seed: " + std::to_string(seed) + "}") +
+                         "workers: {queue: " + queue + "}\n",
                      "sim");
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", config.status().message().c_str());
@@ -213,10 +211,11 @@ int Main(int argc, char** argv) {
   const double from = transport.first_assign(), to = transport.last_assign();
   const double busy_rate = static_cast<double>(workers) / mean;  // results per second when all are busy
   std::printf(
-      "workers=%d sampler=%s%s trials=%lld mean=%gs sigma=%.2f: utilisation %.2f%% over %.0f s of virtual time "
+      "workers=%d sampler=%s%s queue=%s trials=%lld mean=%gs sigma=%.2f: utilisation %.2f%% over %.0f s of virtual "
+      "time "
       "(first to last assignment); makespan %.0f s; coordinator CPU %.1f s, %.0f us per trial; it had to "
       "sustain %.0f trials/s, it could sustain %.0f\n",
-      workers, sampler_kind.c_str(), batch_asks ? "" : " (one ask per trial)",
+      workers, sampler_kind.c_str(), batch_asks ? "" : " (one ask per trial)", queue.c_str(),
       static_cast<long long>(summary->finished), mean, sigma, 100 * transport.Utilisation(from, to), to - from,
       clock.Now() - start, transport.coordinator_cpu(),
       1e6 * transport.coordinator_cpu() / static_cast<double>(transport.assigned()), busy_rate,

@@ -43,67 +43,120 @@ double LogSumExp(const std::vector<double>& v) {
 
 ParzenEstimator::ParzenEstimator(std::vector<EstimatorDim> dims, const std::vector<std::vector<double>>& rows,
                                  const std::vector<double>& weights, double prior_weight)
-    : dims_(std::move(dims)), components_(rows.size() + 1) {
-  weights_ = weights;
-  weights_.push_back(prior_weight);
-  const double total = std::accumulate(weights_.begin(), weights_.end(), 0.0);
-  for (double& w : weights_) w /= total;
-  for (double w : weights_) log_weights_.push_back(std::log(std::max(w, kTiny)));
-  mu_.resize(dims_.size());
-  sigma_.resize(dims_.size());
-  log_z_.resize(dims_.size());
-  log_norm_.resize(dims_.size());
-  log_step_.resize(dims_.size());
-  log_p_.resize(dims_.size());
-  for (size_t d = 0; d < dims_.size(); ++d) {
-    if (!dims_[d].categorical) {
-      FitNumeric(d, rows);
+    : dims_(std::move(dims)), components_(rows.size() + 1), prior_(rows.size()), prior_weight_(prior_weight) {
+  raw_weights_ = weights;
+  raw_weights_.push_back(prior_weight);
+  Normalise();
+  const size_t n_dims = dims_.size();
+  for (auto* v : {&mu_, &sigma_, &inv_sigma_, &log_z_, &log_norm_, &log_p_}) v->resize(n_dims);
+  log_step_.resize(n_dims);
+  min_sigma_.resize(n_dims);
+  order_.resize(n_dims);
+  choice_.resize(n_dims);
+  for (size_t d = 0; d < n_dims; ++d) {
+    if (dims_[d].categorical) {
+      choice_[d].resize(components_);
+      for (size_t i = 0; i < rows.size(); ++i) choice_[d][i] = static_cast<int>(rows[i][d]);
+      choice_[d][prior_] = -1;
+      FitCategorical(d);
       continue;
     }
-    // Each observation: its own choice plus prior_weight / kernels on every choice, normalised, so
-    // kernels sharpen as observations accumulate; the prior component is uniform.
-    const int k = dims_[d].n_choices;
-    const double fill = prior_weight / static_cast<double>(components_);
-    std::vector<double>& lp = log_p_[d];
-    lp.assign(components_ * static_cast<size_t>(k), 0.0);
-    for (size_t c = 0; c < components_; ++c) {
-      const bool prior = c + 1 == components_;
-      const double mass = (prior ? 0.0 : 1.0) + fill * k;
-      for (int j = 0; j < k; ++j) {
-        const bool own = !prior && static_cast<int>(rows[c][d]) == j;
-        lp[c * static_cast<size_t>(k) + static_cast<size_t>(j)] = std::log(((own ? 1.0 : 0.0) + fill) / mass);
-      }
+    const NumericDomain& dom = dims_[d].domain;
+    mu_[d].resize(components_);
+    for (size_t i = 0; i < rows.size(); ++i) mu_[d][i] = rows[i][d];
+    mu_[d][prior_] = 0.5 * (dom.low + dom.high);
+    log_step_[d] = dom.step > 0 ? std::log(dom.step) : 0;
+    FitNumeric(d);
+  }
+}
+
+void ParzenEstimator::Normalise() {
+  const double total = std::accumulate(raw_weights_.begin(), raw_weights_.end(), 0.0);
+  weights_.resize(raw_weights_.size());
+  log_weights_.resize(raw_weights_.size());
+  for (size_t c = 0; c < raw_weights_.size(); ++c) {
+    weights_[c] = raw_weights_[c] / total;
+    log_weights_[c] = std::log(std::max(weights_[c], kTiny));
+  }
+}
+
+void ParzenEstimator::FitCategorical(size_t d) {
+  // Each observation: its own choice plus prior_weight / kernels on every choice, normalised, so
+  // kernels sharpen as observations accumulate; the prior component is uniform. Three values in
+  // all: an observation's own choice, its other choices, and the prior's.
+  const auto k = static_cast<size_t>(dims_[d].n_choices);
+  const double fill = prior_weight_ / static_cast<double>(components_);
+  const double mass = 1.0 + fill * static_cast<double>(k);
+  const double log_own = std::log((1.0 + fill) / mass), log_other = std::log(fill / mass);
+  const double log_prior = std::log(fill / (fill * static_cast<double>(k)));
+  std::vector<double>& lp = log_p_[d];
+  lp.resize(components_ * k);
+  for (size_t c = 0; c < components_; ++c) {
+    const int own = choice_[d][c];
+    for (size_t j = 0; j < k; ++j) {
+      lp[c * k + j] = own < 0 ? log_prior : static_cast<int>(j) == own ? log_own : log_other;
     }
   }
 }
 
-void ParzenEstimator::FitNumeric(size_t d, const std::vector<std::vector<double>>& rows) {
+void ParzenEstimator::SetWidth(size_t d, size_t c, double sigma) {
   const NumericDomain& dom = dims_[d].domain;
-  const size_t n = rows.size();
-  const double range = dom.width();
-  std::vector<double>& mu = mu_[d];
-  std::vector<double>& sigma = sigma_[d];
-  mu.resize(components_);
-  sigma.resize(components_);
-  for (size_t i = 0; i < n; ++i) mu[i] = rows[i][d];
-  mu[n] = 0.5 * (dom.low + dom.high);  // the prior
-  const double min_sigma = range / std::min(100.0, 1.0 + static_cast<double>(components_));
+  const double mu = mu_[d][c];
+  sigma_[d][c] = sigma;
+  inv_sigma_[d][c] = 1.0 / sigma;
+  log_z_[d][c] = LogNormalMass((dom.low - mu) / sigma, (dom.high - mu) / sigma);
+  log_norm_[d][c] = -kLogSqrt2Pi - std::log(sigma) - log_z_[d][c];
+}
+
+void ParzenEstimator::FitNumeric(size_t d) {
+  const double range = dims_[d].domain.width();
+  const std::vector<double>& mu = mu_[d];
+  min_sigma_[d] = range / std::min(100.0, 1.0 + static_cast<double>(components_));
   // Distance to the farther of the two neighbours (prior included), clipped to [min, range].
-  std::vector<size_t> order(components_);
+  // Among equal values (ints, stepped floats) the order decides which kernels get the floor: it
+  // is std::sort's, as it always was, so that one ask's proposals do not change.
+  std::vector<size_t>& order = order_[d];
+  order.resize(components_);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return mu[a] < mu[b]; });
+  for (auto* v : {&sigma_[d], &inv_sigma_[d], &log_z_[d], &log_norm_[d]}) v->resize(components_);
   for (size_t r = 0; r < components_; ++r) {
     const double left = r > 0 ? mu[order[r]] - mu[order[r - 1]] : 0;
     const double right = r + 1 < components_ ? mu[order[r + 1]] - mu[order[r]] : 0;
-    sigma[order[r]] = std::clamp(std::max(left, right), min_sigma, range);
+    // The prior is broad whatever its neighbours.
+    SetWidth(d, order[r], order[r] == prior_ ? range : std::clamp(std::max(left, right), min_sigma_[d], range));
   }
-  sigma[n] = range;  // the prior is broad whatever its neighbours
-  log_z_[d].resize(components_);
-  log_norm_[d].resize(components_);
-  log_step_[d] = dom.step > 0 ? std::log(dom.step) : 0;
-  for (size_t c = 0; c < components_; ++c) {
-    log_z_[d][c] = LogNormalMass((dom.low - mu[c]) / sigma[c], (dom.high - mu[c]) / sigma[c]);
-    log_norm_[d][c] = -kLogSqrt2Pi - std::log(sigma[c]) - log_z_[d][c];
+}
+
+void ParzenEstimator::Add(const std::vector<double>& row, double weight) {
+  const size_t c = components_++;
+  raw_weights_.push_back(weight);
+  Normalise();
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    if (dims_[d].categorical) {
+      choice_[d].push_back(static_cast<int>(row[d]));
+      FitCategorical(d);
+      continue;
+    }
+    const double range = dims_[d].domain.width();
+    std::vector<double>& mu = mu_[d];
+    mu.push_back(row[d]);
+    for (auto* v : {&sigma_[d], &inv_sigma_[d], &log_z_[d], &log_norm_[d]}) v->push_back(0);
+    if (range / std::min(100.0, 1.0 + static_cast<double>(components_)) != min_sigma_[d]) {
+      FitNumeric(d);  // the floor on every width moved: refit them all (below 100 kernels)
+      continue;
+    }
+    // Only the new kernel and its two neighbours see a gap change. Among equal values it goes last.
+    std::vector<size_t>& order = order_[d];
+    const auto at =
+        std::upper_bound(order.begin(), order.end(), row[d], [&](double v, size_t other) { return v < mu[other]; });
+    const auto r = static_cast<size_t>(at - order.begin());
+    order.insert(at, c);
+    for (size_t q = r > 0 ? r - 1 : 0; q <= r + 1 && q < components_; ++q) {
+      const double left = q > 0 ? mu[order[q]] - mu[order[q - 1]] : 0;
+      const double right = q + 1 < components_ ? mu[order[q + 1]] - mu[order[q]] : 0;
+      SetWidth(d, order[q], order[q] == prior_ ? range : std::clamp(std::max(left, right), min_sigma_[d], range));
+    }
   }
 }
 
@@ -129,8 +182,17 @@ double ParzenEstimator::LogPdf(const std::vector<double>& x) const {
       const auto k = static_cast<size_t>(dims_[d].n_choices);
       const auto j = static_cast<size_t>(x[d]);
       for (size_t c = 0; c < components_; ++c) terms[c] += log_p_[d][c * k + j];
-    } else {
+    } else if (dims_[d].domain.step > 0) {
       for (size_t c = 0; c < components_; ++c) terms[c] += NumericLogKernel(d, c, x[d]);
+    } else {  // the common case, in a loop the compiler vectorises
+      const double* mu = mu_[d].data();
+      const double* inv_sigma = inv_sigma_[d].data();
+      const double* log_norm = log_norm_[d].data();
+      const double xd = x[d];
+      for (size_t c = 0; c < components_; ++c) {
+        const double z = (xd - mu[c]) * inv_sigma[c];
+        terms[c] += log_norm[c] - 0.5 * z * z;
+      }
     }
   }
   return LogSumExp(terms);
@@ -139,7 +201,7 @@ double ParzenEstimator::LogPdf(const std::vector<double>& x) const {
 std::vector<double> ParzenEstimator::Sample(SplitMix64& rng) const {
   // One component for all dimensions (a joint draw), chosen by weight.
   double u = rng.Uniform(), acc = 0;
-  size_t c = components_ - 1;
+  size_t c = prior_;  // should rounding leave u past the last sum
   for (size_t i = 0; i < components_; ++i) {
     acc += weights_[i];
     if (u < acc) {

@@ -28,6 +28,12 @@ class ParzenEstimator {
   ParzenEstimator(std::vector<EstimatorDim> dims, const std::vector<std::vector<double>>& rows,
                   const std::vector<double>& weights, double prior_weight);
 
+  // Adds an observation: the density is then the one an estimator built with it as the last row
+  // has (the same kernels, widths and weights, up to the order of exactly equal values), at the
+  // cost of updating its neighbours instead of refitting. TPE adds each proposal of a batch this
+  // way. (Sample() numbers the components differently: draws are not the same.)
+  void Add(const std::vector<double>& row, double weight);
+
   // One draw: a value per dimension.
   std::vector<double> Sample(SplitMix64& rng) const;
   // log density (numeric) or log mass (stepped, categorical) of a point.
@@ -35,18 +41,28 @@ class ParzenEstimator {
 
  private:
   double NumericLogKernel(size_t d, size_t c, double x) const;
-  void FitNumeric(size_t d, const std::vector<std::vector<double>>& rows);
+  void FitNumeric(size_t d);      // every kernel's width in dimension d, from mu_[d]
+  void FitCategorical(size_t d);  // every component's choice masses in dimension d, from choice_[d]
+  void SetWidth(size_t d, size_t c, double sigma);
+  void Normalise();  // weights_ and log_weights_ from raw_weights_
 
   std::vector<EstimatorDim> dims_;
-  size_t components_ = 0;        // observations + 1 (the prior, last)
-  std::vector<double> weights_;  // normalised
+  size_t components_ = 0;  // observations + 1 (the prior)
+  size_t prior_ = 0;       // the prior's component: after the rows the estimator was built with
+  double prior_weight_ = 1;
+  std::vector<double> raw_weights_;  // as given
+  std::vector<double> weights_;      // normalised
   std::vector<double> log_weights_;
-  std::vector<std::vector<double>> mu_;  // [dim][component]
+  std::vector<double> min_sigma_;           // per numeric dimension, for the current count
+  std::vector<std::vector<size_t>> order_;  // [dim]: components by mu, ascending
+  std::vector<std::vector<int>> choice_;    // categorical: [dim][component], -1 for the prior
+  std::vector<std::vector<double>> mu_;     // [dim][component]
   std::vector<std::vector<double>> sigma_;
-  std::vector<std::vector<double>> log_z_;     // log of the truncated mass of each Gaussian
-  std::vector<std::vector<double>> log_norm_;  // -log(sigma sqrt(2 pi)) - log_z, per component
-  std::vector<double> log_step_;               // log of each stepped dimension's bin width
-  std::vector<std::vector<double>> log_p_;     // categorical: [dim][component * k + choice]
+  std::vector<std::vector<double>> inv_sigma_;  // 1 / sigma: the density loop multiplies
+  std::vector<std::vector<double>> log_z_;      // log of the truncated mass of each Gaussian
+  std::vector<std::vector<double>> log_norm_;   // -log(sigma sqrt(2 pi)) - log_z, per component
+  std::vector<double> log_step_;                // log of each stepped dimension's bin width
+  std::vector<std::vector<double>> log_p_;      // categorical: [dim][component * k + choice]
 };
 
 }  // namespace cleansweep

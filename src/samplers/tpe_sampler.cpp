@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
+#include <optional>
 
 #include "samplers/random_sampler.hpp"
 
@@ -42,11 +44,24 @@ void WeighAndThin(std::vector<Observed>* set, size_t max_size) {
 
 }  // namespace
 
+// What SampleGroup() needs of one group of parameters, fitted once per split: within a batch
+// only the "above" set grows (each proposal joins it as a running trial), so the good density,
+// the feasibility pair and the encoded rows are shared, and only g is refitted.
+struct TpeSampler::GroupFit {
+  std::vector<EstimatorDim> dims;
+  std::optional<ParzenEstimator> l;     // the good trials
+  std::optional<ParzenEstimator> g;     // the others: each proposal of a batch is added to it
+  std::optional<ParzenEstimator> f, o;  // feasible and failed trials, when some failed
+  double log_n_ok = 0, log_n_failed = 0;
+  size_t above_seen = 0;  // entries of Split::above in g so far
+};
+
 struct TpeSampler::Split {
   std::vector<Observed> below;       // oldest first
   std::vector<Observed> above;       // oldest first, at most kMaxKernels
   std::vector<Observed> feasible;    // every scored trial (the recent ones, as above)
   std::vector<Observed> infeasible;  // trials that failed: OOM, crash, timeout, non-zero exit
+  mutable std::map<std::vector<const ParamSpec*>, GroupFit> fits;  // by group, filled as asked
 };
 
 std::vector<double> TpeWeights(size_t n) {
@@ -111,24 +126,26 @@ TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistor
 
 void TpeSampler::SampleGroup(const std::vector<const ParamSpec*>& group, const Split& split, SplitMix64& rng,
                              ParamSet* out) const {
-  std::vector<EstimatorDim> dims;
-  for (const ParamSpec* spec : group) {
-    EstimatorDim dim;
-    dim.categorical = spec->kind == ParamKind::kCategorical;
-    dim.n_choices = static_cast<int>(spec->choices.size());
-    if (!dim.categorical) dim.domain = NumericDomain::For(*spec);
-    dims.push_back(dim);
+  GroupFit& fit = split.fits[group];
+  const bool fresh = fit.dims.empty();
+  if (fresh) {
+    for (const ParamSpec* spec : group) {
+      EstimatorDim dim;
+      dim.categorical = spec->kind == ParamKind::kCategorical;
+      dim.n_choices = static_cast<int>(spec->choices.size());
+      if (!dim.categorical) dim.domain = NumericDomain::For(*spec);
+      fit.dims.push_back(dim);
+    }
   }
+  const std::vector<EstimatorDim>& dims = fit.dims;
   // Rows of the trials that have every parameter of the group, encoded, and their weights.
-  std::vector<double> weights;
-  const auto rows_of = [&](const std::vector<Observed>& trials) {
-    std::vector<std::vector<double>> rows;
-    weights.clear();
-    for (const Observed& t : trials) {
+  const auto encode = [&](std::vector<Observed>::const_iterator from, std::vector<Observed>::const_iterator to,
+                          std::vector<std::vector<double>>* rows, std::vector<double>* weights) {
+    for (auto t = from; t != to; ++t) {
       std::vector<double> row;
       for (size_t d = 0; d < group.size(); ++d) {
-        const auto it = t.params->find(group[d]->name);
-        if (it == t.params->end()) break;
+        const auto it = t->params->find(group[d]->name);
+        if (it == t->params->end()) break;
         if (dims[d].categorical) {
           const std::optional<int> index = ChoiceIndex(*group[d], it->second);
           if (!index) break;
@@ -140,26 +157,41 @@ void TpeSampler::SampleGroup(const std::vector<const ParamSpec*>& group, const S
         }
       }
       if (row.size() == group.size()) {
-        rows.push_back(std::move(row));
-        weights.push_back(t.weight);
+        rows->push_back(std::move(row));
+        weights->push_back(t->weight);
       }
     }
-    return rows;
   };
-  const ParzenEstimator l(dims, rows_of(split.below), weights, options_.prior_weight);
-  const ParzenEstimator g(dims, rows_of(split.above), weights, options_.prior_weight);
-  // Where trials failed, a second pair of densities estimates P(feasible | x) as in c-TPE
-  // (Watanabe & Hutter 2023), and each candidate's score is weighted by it.
-  std::optional<ParzenEstimator> f, o;
-  double log_n_ok = 0, log_n_failed = 0;
-  if (!split.infeasible.empty()) {
-    const std::vector<std::vector<double>> failed = rows_of(split.infeasible);
-    o.emplace(dims, failed, weights, options_.prior_weight);
-    log_n_failed = std::log(std::accumulate(weights.begin(), weights.end(), 0.0) + 1);
-    const std::vector<std::vector<double>> ok = rows_of(split.feasible);
-    f.emplace(dims, ok, weights, options_.prior_weight);
-    log_n_ok = std::log(std::accumulate(weights.begin(), weights.end(), 0.0) + 1);
+  const auto fit_of = [&](const std::vector<Observed>& trials, double* log_total) {
+    std::vector<std::vector<double>> rows;
+    std::vector<double> weights;
+    encode(trials.begin(), trials.end(), &rows, &weights);
+    if (log_total) *log_total = std::log(std::accumulate(weights.begin(), weights.end(), 0.0) + 1);
+    return ParzenEstimator(dims, rows, weights, options_.prior_weight);
+  };
+  if (fresh) {
+    fit.l.emplace(fit_of(split.below, nullptr));
+    // Where trials failed, a second pair of densities estimates P(feasible | x) as in c-TPE
+    // (Watanabe & Hutter 2023), and each candidate's score is weighted by it.
+    if (!split.infeasible.empty()) {
+      fit.o.emplace(fit_of(split.infeasible, &fit.log_n_failed));
+      fit.f.emplace(fit_of(split.feasible, &fit.log_n_ok));
+    }
   }
+  if (fresh) {
+    fit.g.emplace(fit_of(split.above, nullptr));
+  } else {  // the batch's proposals since the last one, newest last
+    std::vector<std::vector<double>> rows;
+    std::vector<double> weights;
+    encode(split.above.begin() + static_cast<std::ptrdiff_t>(fit.above_seen), split.above.end(), &rows, &weights);
+    for (size_t i = 0; i < rows.size(); ++i) fit.g->Add(rows[i], weights[i]);
+  }
+  fit.above_seen = split.above.size();
+  const ParzenEstimator& l = *fit.l;
+  const ParzenEstimator& g = *fit.g;
+  const std::optional<ParzenEstimator>& f = fit.f;
+  const std::optional<ParzenEstimator>& o = fit.o;
+  const double log_n_ok = fit.log_n_ok, log_n_failed = fit.log_n_failed;
   std::vector<double> best;
   double best_score = -std::numeric_limits<double>::infinity();
   for (int i = 0; i < options_.n_ei_candidates; ++i) {

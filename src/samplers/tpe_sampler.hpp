@@ -24,7 +24,8 @@ class TpeSampler : public Sampler {
   static constexpr size_t kMaxKernels = 200;
 
  private:
-  struct Split;  // the good ("below") and the other ("above") trials of one ask
+  struct Split;     // the good ("below") and the other ("above") trials of one ask
+  struct GroupFit;  // one group's encoded trials and the densities a batch shares
   Split SplitTrials(std::int64_t number, const TrialHistory& history) const;
   ParamSet Propose(const Split& split, SplitMix64& rng) const;  // one proposal from a fitted split
   // Samples `dims_of` jointly from l(x)/g(x) over the trials that have all of them active.
