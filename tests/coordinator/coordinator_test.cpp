@@ -769,15 +769,16 @@ TEST(CoordinatorFaults, AWorkerThatIsNotHeardAfterAFailureLeavesTheJobToBeAborte
 }
 
 // Issue 19: how many trials each worker holds at once (handed out, result not yet received), at
-// most, seen from the coordinator's side of the transport.
+// most, seen from the coordinator's side of the transport, into *most (which outlives the tap: the
+// sweep destroys it when Run returns).
 class HeldTap : public Transport {
  public:
-  explicit HeldTap(Transport* inner) : inner_(inner), held_(static_cast<size_t>(inner->size())) {}
+  HeldTap(Transport* inner, int* most) : inner_(inner), held_(static_cast<size_t>(inner->size())), most_(most) {}
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
   Status Send(int dest, const Message& message) override {
     if (std::holds_alternative<AssignMsg>(message)) {
-      most_ = std::max(most_, ++held_[static_cast<size_t>(dest)]);
+      *most_ = std::max(*most_, ++held_[static_cast<size_t>(dest)]);
     }
     return inner_->Send(dest, message);
   }
@@ -788,12 +789,11 @@ class HeldTap : public Transport {
     }
     return got;
   }
-  int most() const { return most_; }
 
  private:
   Transport* inner_;
   std::vector<int> held_;
-  int most_ = 0;
+  int* most_;
 };
 
 StudyConfig WithWorkers(const std::string& workers) {
@@ -812,22 +812,18 @@ int MostHeld(const std::string& workers, double trial_seconds, int want) {
   Sweep sweep(config, 2);
   sweep.launcher().trial_seconds = trial_seconds;
   sweep.launcher().hang_from = 8;
-  HeldTap* tap = nullptr;
-  sweep.wrap_transport = [&](Transport* inner) {
-    auto made = std::make_unique<HeldTap>(inner);
-    tap = made.get();
-    return made;
-  };
+  int most = 0;
+  sweep.wrap_transport = [&](Transport* inner) { return std::make_unique<HeldTap>(inner, &most); };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   sweep.prepare = [&](Coordinator& c) {
     c.SetStopPoll([&] {
-      const bool done = (tap && tap->most() >= want) || std::chrono::steady_clock::now() > deadline;
+      const bool done = most >= want || std::chrono::steady_clock::now() > deadline;
       return done ? StopRequest{1, "enough seen"} : StopRequest{};
     });
   };
   const SystemClock clock;
   EXPECT_TRUE(sweep.Run(clock).ok());
-  return tap ? tap->most() : -1;
+  return most;
 }
 
 TEST(CoordinatorQueue, ABusyWorkerGetsItsNextTrialsBeforeItIsFree) {
@@ -864,14 +860,10 @@ TEST(CoordinatorQueue, AStopReportsQueuedTrialsNotStartedAndResumeRunsThem) {
   config.workers.queue = 1;
   config.trial.stop_grace = Millis(30);
   Sweep sweep(config, 2, /*hang=*/true);
-  HeldTap* tap = nullptr;
-  sweep.wrap_transport = [&](Transport* inner) {
-    auto made = std::make_unique<HeldTap>(inner);
-    tap = made.get();
-    return made;
-  };
+  int most = 0;
+  sweep.wrap_transport = [&](Transport* inner) { return std::make_unique<HeldTap>(inner, &most); };
   sweep.prepare = [&](Coordinator& c) {
-    c.SetStopPoll([&] { return tap && tap->most() == 2 ? StopRequest{1, "SIGUSR1 received"} : StopRequest{}; });
+    c.SetStopPoll([&] { return most == 2 ? StopRequest{1, "SIGUSR1 received"} : StopRequest{}; });
   };
   const SystemClock clock;
   Result<RunSummary> summary = sweep.Run(clock);
