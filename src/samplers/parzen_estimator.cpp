@@ -185,13 +185,14 @@ double ParzenEstimator::LogPdf(const std::vector<double>& x) const {
     } else if (dims_[d].domain.step > 0) {
       for (size_t c = 0; c < components_; ++c) terms[c] += NumericLogKernel(d, c, x[d]);
     } else {  // the common case, in a loop the compiler vectorises
-      const double* mu = mu_[d].data();
-      const double* inv_sigma = inv_sigma_[d].data();
-      const double* log_norm = log_norm_[d].data();
+      const double* __restrict mu = mu_[d].data();
+      const double* __restrict inv_sigma = inv_sigma_[d].data();
+      const double* __restrict log_norm = log_norm_[d].data();
+      double* __restrict sum = terms.data();
       const double xd = x[d];
       for (size_t c = 0; c < components_; ++c) {
         const double z = (xd - mu[c]) * inv_sigma[c];
-        terms[c] += log_norm[c] - 0.5 * z * z;
+        sum[c] += log_norm[c] - 0.5 * z * z;
       }
     }
   }
