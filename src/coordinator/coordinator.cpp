@@ -13,9 +13,8 @@ constexpr int kMaxMessagesPerTurn = 256;
 // After a failure, how long past trial.kill_grace the workers have to send their last results.
 constexpr Millis kWindDownSlack = Millis(10'000);
 
-// workers.queue: auto decides on the median of this many recent trials, once it has a few.
-constexpr size_t kRecentTrials = 16;
-constexpr size_t kRecentTrialsNeeded = 4;
+// workers.queue: auto decides on the median run time of this many recent trials.
+constexpr size_t kRecentTrials = 32;
 
 }  // namespace
 
@@ -92,6 +91,7 @@ Status Coordinator::SetUpWorkers(const std::string& trials_root) {
   if (!errors.empty()) return Status::InvalidInput(errors);
   for (size_t rank = 1; rank < workers_.size(); ++rank) {
     if (workers_[rank].present) idle_.PushBack(static_cast<int>(rank));
+    present_workers_ += workers_[rank].present ? 1 : 0;
   }
   for (const std::string& line : isolation) progress_->Message("trials on " + line);
   for (const auto& [host, line] : gpu_lines) progress_->Message(line);
@@ -123,17 +123,22 @@ size_t Coordinator::QueueLimit() const { return static_cast<size_t>(config_.work
 
 int Coordinator::QueueDepth() const {
   if (config_.workers.queue) return *config_.workers.queue;
-  if (recent_seconds_.size() < kRecentTrialsNeeded) return 0;  // nothing known yet: hold nothing back
-  std::vector<double> seconds(recent_seconds_.begin(), recent_seconds_.end());
-  const auto middle = seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2);
-  std::nth_element(seconds.begin(), middle, seconds.end());
-  return *middle < kShortTrialSeconds ? 1 : 0;
+  return short_trials_ ? 1 : 0;
 }
 
 void Coordinator::NoteDuration(const TrialRecord& record) {
   if (config_.workers.queue || !(record.end_time >= record.start_time)) return;
+  ++durations_noted_;
   recent_seconds_.push_back(record.end_time - record.start_time);
   if (recent_seconds_.size() > kRecentTrials) recent_seconds_.pop_front();
+  // The first trials to end are the shortest of the first round: with many workers and run times
+  // that vary, they say nothing of the median. Only once as many trials have ended as there are
+  // workers (every trial ends once: from then on those that end are a fair sample) may auto queue.
+  if (durations_noted_ < std::max<std::int64_t>(4, present_workers_)) return;
+  std::vector<double> seconds(recent_seconds_.begin(), recent_seconds_.end());
+  const auto middle = seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2);
+  std::nth_element(seconds.begin(), middle, seconds.end());
+  short_trials_ = *middle < kShortTrialSeconds;
 }
 
 size_t Coordinator::FreeSlots() const {

@@ -127,7 +127,11 @@ class Coordinator {
   RankQueue idle_;                     // present workers without a trial, longest idle first
   RankQueue queueable_;                // busy workers with room in their queue, the one that waited longest first
   std::int64_t queued_ = 0;            // trials waiting on a busy worker (handed out or about to be), not running
-  std::deque<double> recent_seconds_;  // how long the last trials took, for workers.queue: auto
+  // workers.queue: auto: how long the last trials ran, how many have been seen, and the verdict.
+  std::deque<double> recent_seconds_;
+  std::int64_t durations_noted_ = 0;
+  std::int64_t present_workers_ = 0;
+  bool short_trials_ = false;
   TrialHistory history_;
   TrialLedger ledger_{config_, &history_};       // ended trials: counts, best, reruns; evidence into history_
   std::map<std::int64_t, TrialRecord> running_;  // the RUNNING rows of trials out on workers

@@ -803,15 +803,15 @@ StudyConfig WithWorkers(const std::string& workers) {
   return *with;
 }
 
-// Two workers; trials 0-7 complete, each saying it took `trial_seconds`, later ones run until
-// stopped. The study stops once a worker holds `want` trials at once, or after a second. Returns
-// the most trials a worker held at once.
-int MostHeld(const std::string& workers, double trial_seconds, int want) {
+// `ranks` workers; trials before `hang_from` complete, each saying it took `trial_seconds`, later
+// ones run until stopped. The study stops once a worker holds `want` trials at once, or after a
+// second. Returns the most trials a worker held at once.
+int MostHeld(const std::string& workers, double trial_seconds, int want, int ranks = 2, int hang_from = 8) {
   StudyConfig config = WithWorkers(workers);
   config.trial.stop_grace = Millis(0);
-  Sweep sweep(config, 2);
+  Sweep sweep(config, ranks);
   sweep.launcher().trial_seconds = trial_seconds;
-  sweep.launcher().hang_from = 8;
+  sweep.launcher().hang_from = hang_from;
   int most = 0;
   sweep.wrap_transport = [&](Transport* inner) { return std::make_unique<HeldTap>(inner, &most); };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
@@ -836,6 +836,10 @@ TEST(CoordinatorQueue, AutoQueuesOnlyWhileTrialsAreShort) {
   EXPECT_EQ(MostHeld("{queue: auto}", 0.5, 2), 2);  // half a second: the round trip is worth hiding
   // A minute: the sampler would give up a trial's worth of information for a thousandth of a trial.
   EXPECT_EQ(MostHeld("{queue: auto}", 60, 2), 1);
+  // Six short trials ended, but eight workers are busy: the first to end are the shortest of the
+  // first round, no sample of the run times yet (with 65,536 workers they were a few outliers).
+  EXPECT_EQ(MostHeld("{queue: auto}", 0.5, 2, 8, 6), 1);
+  EXPECT_EQ(MostHeld("{queue: auto}", 0.5, 2, 8, 12), 2);  // twelve ended: now they are
 }
 
 TEST(CoordinatorQueue, QueuedTrialsEachRunOnceWithTheirOwnParameters) {
