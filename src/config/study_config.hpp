@@ -101,9 +101,11 @@ struct WorkerOptions {  // workers:
   std::optional<int> queue;
 };
 
-// workers.queue: auto queues a trial on a busy worker only while trials last less than this: for
-// longer ones the round trip it hides is under a thousandth of a trial.
-inline constexpr double kShortTrialSeconds = 1.0;
+// workers.queue: auto queues a trial on a busy worker only while trials last less than this. The
+// round trip it hides is a millisecond or two: over 2% of a trial below 50 ms, and under it above,
+// where the queue's costs weigh more (the sampler asks before it knows the running trials'
+// results; a coordinator at its limit does more work per trial: bench/README.md).
+inline constexpr double kShortTrialSeconds = 0.05;
 inline constexpr int kMaxWorkerQueue = 4;
 
 struct StudyConfig {

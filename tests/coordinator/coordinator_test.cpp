@@ -833,13 +833,15 @@ TEST(CoordinatorQueue, ABusyWorkerGetsItsNextTrialsBeforeItIsFree) {
 }
 
 TEST(CoordinatorQueue, AutoQueuesOnlyWhileTrialsAreShort) {
-  EXPECT_EQ(MostHeld("{queue: auto}", 0.5, 2), 2);  // half a second: the round trip is worth hiding
-  // A minute: the sampler would give up a trial's worth of information for a thousandth of a trial.
+  EXPECT_EQ(MostHeld("{queue: auto}", 0.01, 2), 2);  // 10 ms: the round trip is worth hiding
+  // Half a second, a minute: the sampler would give up a trial's worth of information for a few
+  // thousandths of a trial.
+  EXPECT_EQ(MostHeld("{queue: auto}", 0.5, 2), 1);
   EXPECT_EQ(MostHeld("{queue: auto}", 60, 2), 1);
   // Six short trials ended, but eight workers are busy: the first to end are the shortest of the
   // first round, no sample of the run times yet (with 65,536 workers they were a few outliers).
-  EXPECT_EQ(MostHeld("{queue: auto}", 0.5, 2, 8, 6), 1);
-  EXPECT_EQ(MostHeld("{queue: auto}", 0.5, 2, 8, 12), 2);  // twelve ended: now they are
+  EXPECT_EQ(MostHeld("{queue: auto}", 0.01, 2, 8, 6), 1);
+  EXPECT_EQ(MostHeld("{queue: auto}", 0.01, 2, 8, 12), 2);  // twelve ended: now they are
 }
 
 TEST(CoordinatorQueue, QueuedTrialsEachRunOnceWithTheirOwnParameters) {
