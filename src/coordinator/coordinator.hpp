@@ -123,10 +123,10 @@ class Coordinator {
   Progress* progress_;
   CoordinatorTiming timing_;
   std::unique_ptr<StudyStore> store_;
-  std::vector<WorkerSlot> workers_;    // by rank; [0] unused
-  RankQueue idle_;                     // present workers without a trial, longest idle first
-  RankQueue queueable_;                // busy workers with room in their queue, the one that waited longest first
-  std::int64_t queued_ = 0;            // trials waiting on a busy worker (handed out or about to be), not running
+  std::vector<WorkerSlot> workers_;  // by rank; [0] unused
+  RankQueue idle_;                   // present workers without a trial, longest idle first
+  RankQueue queueable_;              // busy workers with room in their queue, the one that waited longest first
+  std::int64_t queued_ = 0;          // trials waiting on a busy worker (handed out or about to be), not running
   // workers.queue: auto: how long the last trials ran, how many have been seen, and the verdict.
   std::deque<double> recent_seconds_;
   std::int64_t durations_noted_ = 0;
