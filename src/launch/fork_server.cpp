@@ -113,14 +113,14 @@ std::string BaseName(const std::string& path) { return path.substr(path.find_las
   std::vector<UniqueFd> fds;
   bool eof = false;
   const Status got = ReceiveForkRequest(standby, &request, &fds, &eof);
-  if (eof) ::_exit(0);                                                                  // not needed after all
-  if (got.ok() && !request.standby && !SendMessage(standby, "taken").ok()) ::_exit(0);  // the worker is gone
+  if (eof) ::_exit(0);  // not needed after all
   if (!got.ok() || request.standby) {
     std::fprintf(stderr, "cleansweep-standby: %s\n", got.ok() ? "a standby request" : got.message().c_str());
     errno = EINVAL;
     if (fds.size() >= 4) ChildFailed(fds[3].get());  // the worker reads why on the error pipe
     ::_exit(127);
   }
+  if (!SendMessage(standby, "taken").ok()) ::_exit(0);  // the worker is gone
   ::close(standby);
   RunTrial(request, fork, fds, trial_main, command_line);
 }

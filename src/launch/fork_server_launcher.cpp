@@ -177,6 +177,17 @@ Status ForkServerLauncher::StartServer() {
                               ": " + why);
 }
 
+std::string ForkServerLauncher::LoseServer(const std::string& silent, bool kill) {
+  const pid_t pid = server_pid_;
+  if (kill && pid > 0) ::kill(pid, SIGKILL);  // a stopped process dies of it too
+  const std::string buried = BuryServer();
+  const std::string death = silent.empty() ? buried : silent + ", killed";
+  server_died_ = true;
+  std::fprintf(stderr, "cleansweep: warning: the fork server (pid %d, %s) %s; starting a new one\n",
+               static_cast<int>(pid), plugin_.c_str(), death.c_str());
+  return death;
+}
+
 bool ForkServerLauncher::ServerExited() const {
   if (server_pid_ <= 0) return false;
   siginfo_t info{};  // WNOWAIT: BuryServer reaps it and reads how it ended
@@ -198,13 +209,7 @@ void ForkServerLauncher::CollectStandby() {
   std::string reply;
   UniqueFd socket;
   if (const std::string silent = Await(kReplyTimeout, /*note_slow_load=*/false, &reply, &socket); !silent.empty()) {
-    // Its late answer must never be read as the next trial's: this server is done.
-    const pid_t pid = server_pid_;
-    if (pid > 0) ::kill(pid, SIGKILL);
-    (void)BuryServer();
-    server_died_ = true;
-    std::fprintf(stderr, "cleansweep: warning: the fork server (pid %d, %s) %s, killed; starting a new one\n",
-                 static_cast<int>(pid), plugin_.c_str(), silent.c_str());
+    (void)LoseServer(silent, /*kill=*/true);  // its late answer must never be read as the next trial's
     return;
   }
   char* rest = nullptr;
@@ -268,15 +273,9 @@ Result<StartedChild> ForkServerLauncher::Fork(const LaunchSpec& spec, const Chil
   }
   std::string death;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    CollectStandby();      // the server's answer to the last request comes before this one's
-    if (ServerExited()) {  // since the last trial: a new one, and its standby, replace it
-      const pid_t pid = server_pid_;
-      death = BuryServer();
-      server_died_ = true;
-      std::fprintf(stderr, "cleansweep: warning: the fork server (pid %d, %s) %s; starting a new one\n",
-                   static_cast<int>(pid), plugin_.c_str(), death.c_str());
-    }
-    CS_RETURN_IF_ERROR(StartServer());  // also one that CollectStandby() had to kill
+    CollectStandby();  // the server's answer to the last request comes before this one's
+    if (ServerExited()) death = LoseServer("", /*kill=*/false);  // since the last trial: a new one replaces it
+    CS_RETURN_IF_ERROR(StartServer());                           // also one that CollectStandby() had to kill
     if (standby_) {
       if (std::optional<StartedChild> woke = WakeStandby(request, fds)) return *woke;
     }
@@ -293,13 +292,7 @@ Result<StartedChild> ForkServerLauncher::Fork(const LaunchSpec& spec, const Chil
     }
     // No answer: the server died, hangs or is stopped. Whatever it took with it, the next one
     // starts clean; the trial is started there, its time counted from then.
-    const pid_t pid = server_pid_;
-    if (!sent.ok() || !silent.empty()) ::kill(pid, SIGKILL);  // a stopped process dies of it too (pid > 0 here)
-    const std::string buried = BuryServer();
-    death = silent.empty() ? buried : silent + ", killed";
-    server_died_ = true;
-    std::fprintf(stderr, "cleansweep: warning: the fork server (pid %d, %s) %s; starting a new one\n",
-                 static_cast<int>(pid), plugin_.c_str(), death.c_str());
+    death = LoseServer(silent, /*kill=*/!sent.ok() || !silent.empty());
   }
   return Status::RuntimeError("the fork server died twice in a row while starting the trial (" + death + ")");
 }

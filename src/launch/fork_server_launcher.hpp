@@ -77,6 +77,10 @@ class ForkServerLauncher : public Launcher {
   std::string Await(Millis timeout, bool note_slow_load, std::string* text, UniqueFd* fd = nullptr);
   // Reaps a server that is gone (or kills it), kills what it started, and says how it ended.
   std::string BuryServer();
+  // The server is lost (dead, hung, stopped): `kill` it first when it may still run, bury it, warn
+  // that a new one starts (StartServer() starts it when next needed), and say how it ended.
+  // `silent`: why it did not answer, or "" when it simply died.
+  std::string LoseServer(const std::string& silent, bool kill);
 
   ChildRegistry* children_;
   const Clock* clock_;

@@ -108,11 +108,24 @@ void ParzenEstimator::SetWidth(size_t d, size_t c, double sigma) {
   log_norm_[d][c] = -kLogSqrt2Pi - std::log(sigma) - log_z_[d][c];
 }
 
-void ParzenEstimator::FitNumeric(size_t d) {
-  const double range = dims_[d].domain.width();
+double ParzenEstimator::MinSigma(size_t d) const {
+  return dims_[d].domain.width() / std::min(100.0, 1.0 + static_cast<double>(components_));
+}
+
+void ParzenEstimator::FitWidthAt(size_t d, size_t r) {
+  // Distance to the farther of the two neighbours (prior included), clipped to [min, range]; the
+  // prior is broad whatever its neighbours.
   const std::vector<double>& mu = mu_[d];
-  min_sigma_[d] = range / std::min(100.0, 1.0 + static_cast<double>(components_));
-  // Distance to the farther of the two neighbours (prior included), clipped to [min, range].
+  const std::vector<size_t>& order = order_[d];
+  const double range = dims_[d].domain.width();
+  const double left = r > 0 ? mu[order[r]] - mu[order[r - 1]] : 0;
+  const double right = r + 1 < components_ ? mu[order[r + 1]] - mu[order[r]] : 0;
+  SetWidth(d, order[r], order[r] == prior_ ? range : std::clamp(std::max(left, right), min_sigma_[d], range));
+}
+
+void ParzenEstimator::FitNumeric(size_t d) {
+  const std::vector<double>& mu = mu_[d];
+  min_sigma_[d] = MinSigma(d);
   // Among equal values (ints, stepped floats) the order decides which kernels get the floor: it
   // is std::sort's, as it always was, so that one ask's proposals do not change.
   std::vector<size_t>& order = order_[d];
@@ -120,12 +133,7 @@ void ParzenEstimator::FitNumeric(size_t d) {
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return mu[a] < mu[b]; });
   for (auto* v : {&sigma_[d], &inv_sigma_[d], &log_z_[d], &log_norm_[d]}) v->resize(components_);
-  for (size_t r = 0; r < components_; ++r) {
-    const double left = r > 0 ? mu[order[r]] - mu[order[r - 1]] : 0;
-    const double right = r + 1 < components_ ? mu[order[r + 1]] - mu[order[r]] : 0;
-    // The prior is broad whatever its neighbours.
-    SetWidth(d, order[r], order[r] == prior_ ? range : std::clamp(std::max(left, right), min_sigma_[d], range));
-  }
+  for (size_t r = 0; r < components_; ++r) FitWidthAt(d, r);
 }
 
 void ParzenEstimator::Add(const std::vector<double>& row, double weight) {
@@ -138,11 +146,10 @@ void ParzenEstimator::Add(const std::vector<double>& row, double weight) {
       FitCategorical(d);
       continue;
     }
-    const double range = dims_[d].domain.width();
     std::vector<double>& mu = mu_[d];
     mu.push_back(row[d]);
     for (auto* v : {&sigma_[d], &inv_sigma_[d], &log_z_[d], &log_norm_[d]}) v->push_back(0);
-    if (range / std::min(100.0, 1.0 + static_cast<double>(components_)) != min_sigma_[d]) {
+    if (MinSigma(d) != min_sigma_[d]) {
       FitNumeric(d);  // the floor on every width moved: refit them all (below 100 kernels)
       continue;
     }
@@ -152,11 +159,7 @@ void ParzenEstimator::Add(const std::vector<double>& row, double weight) {
         std::upper_bound(order.begin(), order.end(), row[d], [&](double v, size_t other) { return v < mu[other]; });
     const auto r = static_cast<size_t>(at - order.begin());
     order.insert(at, c);
-    for (size_t q = r > 0 ? r - 1 : 0; q <= r + 1 && q < components_; ++q) {
-      const double left = q > 0 ? mu[order[q]] - mu[order[q - 1]] : 0;
-      const double right = q + 1 < components_ ? mu[order[q + 1]] - mu[order[q]] : 0;
-      SetWidth(d, order[q], order[q] == prior_ ? range : std::clamp(std::max(left, right), min_sigma_[d], range));
-    }
+    for (size_t q = r > 0 ? r - 1 : 0; q <= r + 1 && q < components_; ++q) FitWidthAt(d, q);
   }
 }
 

@@ -44,7 +44,9 @@ class ParzenEstimator {
   void FitNumeric(size_t d);      // every kernel's width in dimension d, from mu_[d]
   void FitCategorical(size_t d);  // every component's choice masses in dimension d, from choice_[d]
   void SetWidth(size_t d, size_t c, double sigma);
-  void Normalise();  // weights_ and log_weights_ from raw_weights_
+  void FitWidthAt(size_t d, size_t r);  // the width of the kernel at rank r of order_[d], from its neighbours
+  double MinSigma(size_t d) const;      // the floor on widths in dimension d, for the current count
+  void Normalise();                     // weights_ and log_weights_ from raw_weights_
 
   std::vector<EstimatorDim> dims_;
   size_t components_ = 0;  // observations + 1 (the prior)

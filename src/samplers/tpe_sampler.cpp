@@ -46,7 +46,7 @@ void WeighAndThin(std::vector<Observed>* set, size_t max_size) {
 
 // What SampleGroup() needs of one group of parameters, fitted once per split: within a batch
 // only the "above" set grows (each proposal joins it as a running trial), so the good density,
-// the feasibility pair and the encoded rows are shared, and only g is refitted.
+// and the feasibility pair are fitted once, and each proposal is added to g (ParzenEstimator::Add).
 struct TpeSampler::GroupFit {
   std::vector<EstimatorDim> dims;
   std::optional<ParzenEstimator> l;     // the good trials
@@ -177,8 +177,6 @@ void TpeSampler::SampleGroup(const std::vector<const ParamSpec*>& group, const S
       fit.o.emplace(fit_of(split.infeasible, &fit.log_n_failed));
       fit.f.emplace(fit_of(split.feasible, &fit.log_n_ok));
     }
-  }
-  if (fresh) {
     fit.g.emplace(fit_of(split.above, nullptr));
   } else {  // the batch's proposals since the last one, newest last
     std::vector<std::vector<double>> rows;

@@ -298,13 +298,17 @@ Status Worker::RunTrial(const AssignMsg& assign) {
   return SendResult(assign, std::move(record));
 }
 
+void Worker::Identify(const AssignMsg& assign, TrialRecord* record) const {
+  record->number = assign.number;
+  record->params = assign.params;
+  record->attempt = assign.attempt;
+  record->worker = transport_->rank();
+  record->host = identity_.host;
+  record->gpu = gpu_;
+}
+
 Status Worker::SendResult(const AssignMsg& assign, TrialRecord record, std::string worker_fault) {
-  record.number = assign.number;
-  record.params = assign.params;
-  record.attempt = assign.attempt;
-  record.worker = transport_->rank();
-  record.host = identity_.host;
-  record.gpu = gpu_;
+  Identify(assign, &record);
   // Both ends of the gap are this worker's own stamps: the end of its last trial, this one's start.
   if (last_trial_end_) record.worker_free_time = *last_trial_end_;
   last_trial_end_ = record.end_time;
@@ -318,12 +322,7 @@ Status Worker::ReportQueuedNotStarted() {
     record.state = TrialState::kInterrupted;
     record.reason = "interrupted: not started: " + stop_reason_ + " (it was queued on this worker; it runs on resume)";
     record.start_time = record.end_time = clock_->Now();
-    record.number = queue_.front().number;
-    record.params = queue_.front().params;
-    record.attempt = queue_.front().attempt;
-    record.worker = transport_->rank();
-    record.host = identity_.host;
-    record.gpu = gpu_;
+    Identify(queue_.front(), &record);  // not SendResult: it never ran, so it has no idle gap before it
     CS_RETURN_IF_ERROR(transport_->Send(0, ResultMsg{std::move(record), ""}));
   }
   return Status::Ok();

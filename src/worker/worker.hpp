@@ -57,6 +57,7 @@ class Worker {
  private:
   Status SetUp(const SetupMsg& setup);
   Status RunTrial(const AssignMsg& assign);
+  void Identify(const AssignMsg& assign, TrialRecord* record) const;  // the trial's number, parameters, worker
   // Adds who ran it and sends it to rank 0; `worker_fault`: why this worker cannot start trials.
   Status SendResult(const AssignMsg& assign, TrialRecord record, std::string worker_fault = "");
   // After a stop: each trial still queued is reported INTERRUPTED, never started.
