@@ -19,7 +19,8 @@ inactive; categorical parameters as pandas categoricals in config order, inactiv
 became free for it: its previous trial's end; missing for a worker's first trial and in files written
 before it existed), `duration` in seconds, the run fields
 (`worker`, `host`, `gpu`, `exit_code`, `signal`, `peak_rss_kb`, `attempt`, `retry_of`, `enqueued`,
-`sampler_ms`, `last_step`, `reason`, `output_tail`) and `attrs`, the trial's user attributes as a
+`sampler_ms`, `last_step`, `reason`, `output_tail`), what each trial cost (`cpu_seconds`, `gpu_seconds`,
+`energy_j`; NaN when unknown, and in files written before them) and `attrs`, the trial's user attributes as a
 dict. `user_attrs()` spreads those into columns. docs/study-format.md describes the file itself.
 """
 
@@ -38,6 +39,7 @@ import pandas as pd
 STATES = ["RUNNING", "COMPLETE", "PRUNED", "FAIL", "CRASH", "OOM_GPU", "OOM_HOST", "TIMEOUT", "INTERRUPTED"]
 _TEXT_FIELDS = ["state", "host", "gpu", "reason", "output_tail", "attrs"]
 _TIMES = ["datetime_start", "datetime_end", "datetime_worker_free"]
+_COST = ["cpu_seconds", "gpu_seconds", "energy_j"]
 
 
 class Study:
@@ -273,6 +275,9 @@ def load_study(path, retries=5, timeout=5.0):
         if name in ("number", "state", "value") or name in _TIMES or name.startswith("param_"):
             continue
         trials[name] = text[name] if name in _TEXT_FIELDS else raw[name]
+    for name in _COST:
+        if name not in raw.dtype.names:  # files written before the cost columns: unknown
+            trials[name] = np.nan
     trials["enqueued"] = trials["enqueued"].astype(bool)
     trials["attrs"] = cells
     trials = trials.set_index("number", drop=False).rename_axis(None)

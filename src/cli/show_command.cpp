@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -70,6 +71,25 @@ void PrintIdleGaps(const StudyData& study) {
               NearestRankQuantile(ms, 0.5), NearestRankQuantile(ms, 0.95), ms.size());
 }
 
+// What the trials cost together (docs/study-format.md): the sums over the trials that know it.
+void PrintCost(const StudyData& study) {
+  double cpu = 0, gpu = 0, energy = 0;
+  int with_cpu = 0, with_energy = 0;
+  for (const TrialRecord& r : study.trials) {
+    if (std::isfinite(r.cpu_seconds)) cpu += r.cpu_seconds, ++with_cpu;
+    if (std::isfinite(r.gpu_seconds)) gpu += r.gpu_seconds;
+    if (std::isfinite(r.energy_j)) energy += r.energy_j, ++with_energy;
+  }
+  if (with_cpu == 0) return;  // a file from before the cost columns, or nothing ran yet
+  std::printf("cost of the trials: %.2f CPU-hours, %.2f GPU-hours", cpu / 3600, gpu / 3600);
+  if (with_energy > 0) {
+    const bool large = energy >= 3.6e6;  // from 1 kWh on, in kWh; below, in kJ
+    std::printf(", %.2f %s on their GPUs (%d trials counted)", large ? energy / 3.6e6 : energy / 1e3,
+                large ? "kWh" : "kJ", with_energy);
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int ShowCommand(const ShowArgs& args) {
@@ -120,6 +140,7 @@ int ShowCommand(const ShowArgs& args) {
   if (interrupted > 0) std::printf("interrupted: %d (each runs again, as a new trial, on resume)\n", interrupted);
   PrintSamplerTime(*study);
   PrintIdleGaps(*study);
+  PrintCost(*study);
   const TrialRecord* best = nullptr;
   for (const TrialRecord& r : study->trials) {
     if (r.state != TrialState::kComplete || !r.value) continue;

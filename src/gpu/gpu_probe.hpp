@@ -1,4 +1,4 @@
-// GPU memory telemetry: how much memory a device uses and which processes hold it. The real
+// GPU telemetry: how much memory a device uses, which processes hold it, and the energy it drew. The real
 // probe is NVML, loaded at run time with dlopen (no build dependency: machines without an NVIDIA
 // driver build, run and test the same binary, with the GPU fields of the study left empty).
 #pragma once
@@ -27,6 +27,9 @@ class GpuProbe {
   virtual std::optional<GpuMemory> DeviceMemory(const std::string& device) = 0;
   // The compute processes that hold memory on `device`; nullopt when it cannot tell.
   virtual std::optional<std::vector<GpuProcess>> Processes(const std::string& device) = 0;
+  // The device's energy counter, joules since the driver loaded; nullopt where it counts none (NVML
+  // has it from Volta on) or cannot tell. Only differences mean anything.
+  virtual std::optional<double> EnergyJoules(const std::string& /*device*/) { return std::nullopt; }
 };
 
 // NVML from libnvidia-ml.so.1 (or the library CLEANSWEEP_NVML_LIBRARY names: the tests' fake).

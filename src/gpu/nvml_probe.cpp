@@ -51,6 +51,8 @@ class NvmlProbe : public GpuProbe {
     probe->by_index_ = probe->Symbol<NvmlReturn (*)(unsigned int, NvmlDevice*)>("nvmlDeviceGetHandleByIndex_v2");
     probe->by_uuid_ = probe->Symbol<NvmlReturn (*)(const char*, NvmlDevice*)>("nvmlDeviceGetHandleByUUID");
     probe->memory_ = probe->Symbol<NvmlReturn (*)(NvmlDevice, NvmlMemory*)>("nvmlDeviceGetMemoryInfo");
+    probe->energy_ =
+        probe->Symbol<NvmlReturn (*)(NvmlDevice, unsigned long long*)>("nvmlDeviceGetTotalEnergyConsumption");
     using ProcessCall = NvmlReturn (*)(NvmlDevice, unsigned int*, void*);
     probe->processes_ = probe->Symbol<ProcessCall>("nvmlDeviceGetComputeRunningProcesses_v3");
     if (!probe->processes_) probe->processes_ = probe->Symbol<ProcessCall>("nvmlDeviceGetComputeRunningProcesses_v2");
@@ -100,6 +102,13 @@ class NvmlProbe : public GpuProbe {
     return std::nullopt;
   }
 
+  std::optional<double> EnergyJoules(const std::string& device) override {
+    NvmlDevice handle = nullptr;
+    unsigned long long millijoules = 0;
+    if (!energy_ || !Handle(device, &handle) || energy_(handle, &millijoules) != kNvmlSuccess) return std::nullopt;
+    return static_cast<double>(millijoules) * 1e-3;
+  }
+
  private:
   explicit NvmlProbe(void* library) : library_(library) {}
 
@@ -120,6 +129,7 @@ class NvmlProbe : public GpuProbe {
   NvmlReturn (*by_uuid_)(const char*, NvmlDevice*) = nullptr;
   NvmlReturn (*memory_)(NvmlDevice, NvmlMemory*) = nullptr;
   NvmlReturn (*processes_)(NvmlDevice, unsigned int*, void*) = nullptr;
+  NvmlReturn (*energy_)(NvmlDevice, unsigned long long*) = nullptr;  // optional: NVML before Volta lacks it
   bool process_v1_ = false;
 };
 

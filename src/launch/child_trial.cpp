@@ -237,6 +237,7 @@ void ChildTrial::Reap(int status, const rusage& usage, std::vector<StepValue>* s
     }
     children_->ReapStrayZombies();
     memory.oom_kills = cgroup_->OomKills();
+    if (const std::optional<double> cpu = cgroup_->CpuSeconds()) outcome_.cpu_seconds = *cpu;
     cgroup_.reset();  // removes it
   } else {
     children_->KillStrays();  // no cgroup: find what left the group by its parent, a /proc scan
@@ -249,6 +250,11 @@ void ChildTrial::Reap(int status, const rusage& usage, std::vector<StepValue>* s
   finished_ = true;
   outcome_.end_time = clock_->Now();
   outcome_.peak_rss_kb = usage.ru_maxrss;
+  // Without a cgroup: what wait4 counts, the trial and the descendants it waited for.
+  if (std::isnan(outcome_.cpu_seconds)) {
+    outcome_.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                           static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+  }
   if (WIFSIGNALED(status)) {
     outcome_.signal = WTERMSIG(status);
     outcome_.exit_code = -1;

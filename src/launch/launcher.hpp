@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,6 +36,7 @@ struct TrialOutcome {
   int exit_code = -1;
   int signal = 0;
   std::int64_t peak_rss_kb = 0;
+  double cpu_seconds = std::numeric_limits<double>::quiet_NaN();  // user + system, all its processes
   std::int64_t last_step = -1;
   std::string reason;
   std::string output_tail;

@@ -154,4 +154,14 @@ std::int64_t TrialCgroup::OomKills() const {
   return 0;
 }
 
+std::optional<double> TrialCgroup::CpuSeconds() const {
+  std::istringstream stat(ReadText(dir_ + "/cpu.stat"));
+  for (std::string key; stat >> key;) {
+    std::int64_t usec = 0;
+    if (!(stat >> usec)) return std::nullopt;
+    if (key == "usage_usec") return static_cast<double>(usec) * 1e-6;
+  }
+  return std::nullopt;
+}
+
 }  // namespace cleansweep

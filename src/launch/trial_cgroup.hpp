@@ -46,6 +46,9 @@ class TrialCgroup {
   bool WaitEmpty(int max_ms) const;
   // memory.events oom_kill: processes the kernel's OOM killer killed in it (0 without memory).
   std::int64_t OomKills() const;
+  // cpu.stat usage_usec in seconds: CPU time of every process that ran in it, those that left
+  // the trial's process tree included; nullopt when unreadable.
+  std::optional<double> CpuSeconds() const;
   bool memory_limited() const { return memory_limited_; }
   const std::string& dir() const { return dir_; }
 

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -329,11 +330,16 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
         h5::CheckId(H5Dopen2(file->file.get(), name, H5P_DEFAULT), path + ": missing dataset /" + std::string(name));
     if (!d.ok()) return d.status();
     *handle = std::move(*d);
-    // A file from before issue 19 has no datetime_worker_free column: its rows go on without it.
+    // An older file may lack columns added since (datetime_worker_free, the cost): its rows go on
+    // without them.
     if (std::string(name) == "trials") {
       const h5::Handle type(H5Dget_type(handle->get()));
-      if (type.valid() && H5Tget_member_index(type.get(), "datetime_worker_free") < 0) {
-        file->trials_layout = TrialsLayout(file->space, /*worker_free_column=*/false);
+      std::set<std::string> absent;
+      for (const char* later : kLaterTrialColumns) {
+        if (type.valid() && H5Tget_member_index(type.get(), later) < 0) absent.insert(later);
+      }
+      if (!absent.empty()) {
+        file->trials_layout = TrialsLayout(file->space, absent);
         file->trials_type = CompoundType(file->trials_layout);
       }
     }
@@ -495,7 +501,11 @@ Status StudyFile::PutTrial(const TrialRecord& r) {
   row.Set("gpu_mem_peak_mb", r.gpu_mem_peak_mb);
   row.Set("gpu_mem_after_mb", r.gpu_mem_after_mb);
   row.Set("gpu_mem_foreign_mb", r.gpu_mem_foreign_mb);
-  if (impl_->trials_layout.Find("datetime_worker_free")) row.Set("datetime_worker_free", r.worker_free_time);
+  for (const auto& [column, field] :
+       {std::pair{"datetime_worker_free", r.worker_free_time}, std::pair{"cpu_seconds", r.cpu_seconds},
+        std::pair{"gpu_seconds", r.gpu_seconds}, std::pair{"energy_j", r.energy_j}}) {
+    if (impl_->trials_layout.Find(column)) row.Set(column, field);
+  }
   row.Set("reason", r.reason);
   row.Set("output_tail", r.output_tail);
   row.Set("attrs", r.attrs_json);

@@ -129,13 +129,23 @@ Status ReadTrials(hid_t file, StudyData* study) {
   auto reasons = ReadStrings(d, "reason");
   auto tails = ReadStrings(d, "output_tail");
   auto attrs = ReadStrings(d, "attrs");
-  // Schema 3 added GPU memory; older files read as unknown.
-  std::vector<std::vector<double>> gpu_mem;
-  for (const char* field : {"gpu_mem_before_mb", "gpu_mem_peak_mb", "gpu_mem_after_mb", "gpu_mem_foreign_mb"}) {
+  // Float columns files gained over time: GPU memory (schema 3), the idle gap (issue 19), the cost
+  // (issue 18). A file without one reads it as unknown (NaN).
+  static const std::pair<const char*, double TrialRecord::*> kOptional[] = {
+      {"gpu_mem_before_mb", &TrialRecord::gpu_mem_before_mb},
+      {"gpu_mem_peak_mb", &TrialRecord::gpu_mem_peak_mb},
+      {"gpu_mem_after_mb", &TrialRecord::gpu_mem_after_mb},
+      {"gpu_mem_foreign_mb", &TrialRecord::gpu_mem_foreign_mb},
+      {"datetime_worker_free", &TrialRecord::worker_free_time},
+      {"cpu_seconds", &TrialRecord::cpu_seconds},
+      {"gpu_seconds", &TrialRecord::gpu_seconds},
+      {"energy_j", &TrialRecord::energy_j}};
+  std::vector<std::vector<double>> optional;
+  for (const auto& [field, member] : kOptional) {
     auto column = HasMember(d, field) ? ReadNumbers<double>(d, field, H5T_NATIVE_DOUBLE)
                                       : Result<std::vector<double>>(std::vector<double>());
     CS_RETURN_IF_ERROR(column.status());
-    gpu_mem.push_back(std::move(*column));
+    optional.push_back(std::move(*column));
   }
   for (const Status& s : {numbers.status(), states.status(), values.status(), starts.status(), ends.status(),
                           workers.status(), hosts.status(), gpus.status(), exits.status(), signals.status(),
@@ -152,13 +162,7 @@ Status ReadTrials(hid_t file, StudyData* study) {
         steps->size(), reasons->size(), tails->size(), attrs->size()}) {
     CS_RETURN_IF_ERROR(CoversRows(size, n, "/trials"));
   }
-  // Files written before issue 19 have no datetime_worker_free: unknown there.
-  auto worker_free = HasMember(d, "datetime_worker_free")
-                         ? ReadNumbers<double>(d, "datetime_worker_free", H5T_NATIVE_DOUBLE)
-                         : Result<std::vector<double>>(std::vector<double>());
-  CS_RETURN_IF_ERROR(worker_free.status());
-  if (!worker_free->empty()) CS_RETURN_IF_ERROR(CoversRows(worker_free->size(), n, "/trials"));
-  for (const std::vector<double>& column : gpu_mem) {
+  for (const std::vector<double>& column : optional) {
     if (!column.empty()) CS_RETURN_IF_ERROR(CoversRows(column.size(), n, "/trials"));
   }
   if (!retry_of->empty()) CS_RETURN_IF_ERROR(CoversRows(retry_of->size(), n, "/trials"));
@@ -186,11 +190,9 @@ Status ReadTrials(hid_t file, StudyData* study) {
     r.reason = (*reasons)[i];
     r.output_tail = (*tails)[i];
     r.attrs_json = (*attrs)[i];
-    for (auto [field, column] : {std::pair{&r.gpu_mem_before_mb, 0}, std::pair{&r.gpu_mem_peak_mb, 1},
-                                 std::pair{&r.gpu_mem_after_mb, 2}, std::pair{&r.gpu_mem_foreign_mb, 3}}) {
-      if (!gpu_mem[static_cast<size_t>(column)].empty()) *field = gpu_mem[static_cast<size_t>(column)][i];
+    for (size_t c = 0; c < optional.size(); ++c) {
+      if (!optional[c].empty()) r.*kOptional[c].second = optional[c][i];
     }
-    if (!worker_free->empty()) r.worker_free_time = (*worker_free)[i];
   }
   for (const ParamSpec& spec : study->config.space.params()) {
     const std::string column = ParamColumn(spec.name);

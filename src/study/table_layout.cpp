@@ -123,7 +123,7 @@ size_t ParamColumnLength(const ParamSpec& spec) {
   return longest;
 }
 
-RowLayout TrialsLayout(const SearchSpace& space, bool worker_free_column) {
+RowLayout TrialsLayout(const SearchSpace& space, const std::set<std::string>& absent) {
   RowLayout layout;
   layout.Add("number", ColumnType::kInt64);
   layout.Add("state", ColumnType::kString, kStateLength);
@@ -149,7 +149,9 @@ RowLayout TrialsLayout(const SearchSpace& space, bool worker_free_column) {
   for (const char* gpu : {"gpu_mem_before_mb", "gpu_mem_peak_mb", "gpu_mem_after_mb", "gpu_mem_foreign_mb"}) {
     layout.Add(gpu, ColumnType::kFloat64);  // schema 3
   }
-  if (worker_free_column) layout.Add("datetime_worker_free", ColumnType::kFloat64);  // files since issue 19
+  for (const char* later : kLaterTrialColumns) {
+    if (!absent.count(later)) layout.Add(later, ColumnType::kFloat64);
+  }
   layout.Add("reason", ColumnType::kString);
   layout.Add("output_tail", ColumnType::kString);
   layout.Add("attrs", ColumnType::kString);

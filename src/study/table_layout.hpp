@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,9 +66,13 @@ inline constexpr size_t kStateLength = 11;  // "INTERRUPTED"
 inline constexpr size_t kHostLength = 64;   // HOST_NAME_MAX
 inline constexpr size_t kGpuLength = 64;    // a GPU or MIG UUID fits
 
-// The columns of /trials. `worker_free_column`: false for a file written before issue 19, which a
-// resume goes on writing without that column.
-RowLayout TrialsLayout(const SearchSpace& space, bool worker_free_column = true);
+// Columns of /trials that files of schema 3 gained later (all float64, NaN when unknown), in
+// order: datetime_worker_free (issue 19), then what a trial cost (issue 18). A file that lacks some
+// is resumed without them; readers give NaN.
+inline constexpr const char* kLaterTrialColumns[] = {"datetime_worker_free", "cpu_seconds", "gpu_seconds", "energy_j"};
+
+// The columns of /trials; `absent` names later columns an older file lacks.
+RowLayout TrialsLayout(const SearchSpace& space, const std::set<std::string>& absent = {});
 
 // The search space as the root attribute `space` stores it (docs/study-format.md): a JSON array,
 // one object per parameter in column order, for readers that want typed columns without parsing

@@ -59,6 +59,13 @@ struct TrialRecord {
   // Unix time its worker became free for it: the end of the trial that worker ran before, NaN for a
   // worker's first trial. start_time minus this is the worker's idle gap (docs/study-format.md).
   double worker_free_time = std::numeric_limits<double>::quiet_NaN();
+  // What the trial cost (docs/study-format.md); NaN when unknown (a RUNNING row, a trial that never
+  // started, an older file). cpu_seconds: user + system time of all its processes. gpu_seconds:
+  // its wall time times the GPUs it was given (0 on CPU). energy_j: what its GPUs drew while it
+  // ran, from NVML's energy counters; NaN without NVML or where the GPU does not count energy.
+  double cpu_seconds = std::numeric_limits<double>::quiet_NaN();
+  double gpu_seconds = std::numeric_limits<double>::quiet_NaN();
+  double energy_j = std::numeric_limits<double>::quiet_NaN();
 
   double duration() const { return end_time - start_time; }
   // How long its worker sat idle before it, ms: from worker_free_time to its start. None for a
@@ -72,7 +79,7 @@ struct TrialRecord {
   void serialize(Archive& ar) {
     ar(number, state, value, params, start_time, end_time, worker, host, gpu, exit_code, signal, peak_rss_kb, attempt,
        retry_of, enqueued, sampler_ms, last_step, reason, output_tail, attrs_json, gpu_mem_before_mb, gpu_mem_peak_mb,
-       gpu_mem_after_mb, gpu_mem_foreign_mb, worker_free_time);
+       gpu_mem_after_mb, gpu_mem_foreign_mb, worker_free_time, cpu_seconds, gpu_seconds, energy_j);
   }
 };
 

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -34,6 +35,11 @@ const char* StopSignalOf(const TrialOutcome& o) {
     if (o.signal == sig || o.exit_code == 128 + sig) return name;
   }
   return nullptr;
+}
+
+// The GPUs a CUDA_VISIBLE_DEVICES value names: 0 for "" (the CPU).
+int VisibleGpuCount(const std::string& visible) {
+  return visible.empty() ? 0 : 1 + static_cast<int>(std::count(visible.begin(), visible.end(), ','));
 }
 
 }  // namespace
@@ -189,14 +195,26 @@ void Worker::SampleGpu(int process_group, TrialRecord* record, double* device_pe
   record->gpu_mem_peak_mb = std::isnan(record->gpu_mem_peak_mb) ? mine : std::max(record->gpu_mem_peak_mb, mine);
 }
 
+std::optional<double> Worker::GpuEnergy() const {
+  double joules = 0;
+  std::stringstream devices(gpu_);
+  for (std::string device; std::getline(devices, device, ',');) {
+    const std::optional<double> counter = gpu_probe_->EnergyJoules(device);
+    if (!counter) return std::nullopt;
+    joules += *counter;
+  }
+  return joules;
+}
+
 Status Worker::RunTrial(const AssignMsg& assign) {
   TrialRecord record;
   if (!GpuIsClean(&record)) {  // recorded FAIL with the reason; the trial never starts
     record.start_time = record.end_time = clock_->Now();
     return SendResult(assign, std::move(record));
   }
-  Result<std::unique_ptr<TrialProcess>> started = launcher_->Start(SpecFor(assign));
   const bool telemetry = gpu_probe_ && !gpu_.empty();
+  const std::optional<double> energy_before = telemetry ? GpuEnergy() : std::nullopt;
+  Result<std::unique_ptr<TrialProcess>> started = launcher_->Start(SpecFor(assign));
   double device_peak = std::isnan(record.gpu_mem_before_mb) ? 0 : record.gpu_mem_before_mb;
   auto next_sample = std::chrono::steady_clock::now();
   if (started.ok()) {
@@ -258,6 +276,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     record.exit_code = o.exit_code;
     record.signal = o.signal;
     record.peak_rss_kb = o.peak_rss_kb;
+    record.cpu_seconds = o.cpu_seconds;
     record.last_step = o.last_step;
     record.reason = o.reason;
     record.output_tail = o.output_tail;
@@ -266,6 +285,8 @@ Status Worker::RunTrial(const AssignMsg& assign) {
       if (const std::optional<GpuMemory> memory = gpu_probe_->DeviceMemory(gpu_)) {
         record.gpu_mem_after_mb = memory->used_mb;
       }
+      const std::optional<double> energy_after = energy_before ? GpuEnergy() : std::nullopt;
+      if (energy_after) record.energy_j = std::max(0.0, *energy_after - *energy_before);
       // No process of the trial was seen holding memory (a container whose pids NVML does not
       // share): the device's own rise while it ran is the best estimate left.
       if (!(record.gpu_mem_peak_mb > 0) && !std::isnan(record.gpu_mem_before_mb) &&
@@ -311,6 +332,7 @@ Status Worker::SendResult(const AssignMsg& assign, TrialRecord record, std::stri
   Identify(assign, &record);
   // Both ends of the gap are this worker's own stamps: the end of its last trial, this one's start.
   if (last_trial_end_) record.worker_free_time = *last_trial_end_;
+  record.gpu_seconds = std::max(0.0, record.duration()) * static_cast<double>(VisibleGpuCount(gpu_));
   last_trial_end_ = record.end_time;
   cannot_start_ = cannot_start_ || !worker_fault.empty();
   return transport_->Send(0, ResultMsg{std::move(record), std::move(worker_fault)});

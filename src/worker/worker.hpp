@@ -65,6 +65,8 @@ class Worker {
   bool Signalled() const { return signal_poll_ && signal_poll_() > 0; }
   bool GpuIsClean(TrialRecord* record);
   void SampleGpu(int process_group, TrialRecord* record, double* device_peak);
+  // The energy counters of the trial's GPUs summed, joules; nullopt when one of them counts none.
+  std::optional<double> GpuEnergy() const;
   LaunchSpec SpecFor(const AssignMsg& assign) const;
   Result<Message> Await(const char* what);
 

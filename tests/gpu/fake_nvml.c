@@ -3,6 +3,9 @@
  * trials put their own lines):
  *   device INDEX UUID TOTAL_MB BASE_MB      a GPU; its used memory is BASE_MB + its processes'
  *   process INDEX PID MB                    a compute process holding MB on device INDEX
+ *   energy INDEX MJ                         MJ millijoules on device INDEX's energy counter, which is
+ *                                           the sum of these lines; a device counts energy only if
+ *                                           FAKE_NVML_STATE itself has one for it (else: not supported)
  * Handles are 1 + the device index. Only the entry points cleansweep uses are here. */
 #include <dirent.h>
 #include <stdio.h>
@@ -29,7 +32,13 @@ static struct {
   unsigned int pid;
   double mb;
 } processes[kMax];
-static int n_devices, n_processes;
+static struct {
+  int index;
+  unsigned long long mj;
+  int base; /* from FAKE_NVML_STATE itself, not from its .d folder */
+} energies[kMax];
+static int loading_base;
+static int n_devices, n_processes, n_energies;
 
 static void LoadFile(const char* path) {
   FILE* f = fopen(path, "r");
@@ -46,6 +55,10 @@ static void LoadFile(const char* path) {
                  &processes[n_processes].mb) == 3) {
         ++n_processes;
       }
+    } else if (strcmp(kind, "energy") == 0 && n_energies < kMax) {
+      if (fscanf(f, "%d %llu", &energies[n_energies].index, &energies[n_energies].mj) == 2) {
+        energies[n_energies++].base = loading_base;
+      }
     } else {
       int c;
       while ((c = fgetc(f)) != EOF && c != '\n') {
@@ -56,10 +69,12 @@ static void LoadFile(const char* path) {
 }
 
 static void Load(void) {
-  n_devices = n_processes = 0;
+  n_devices = n_processes = n_energies = 0;
   const char* path = getenv("FAKE_NVML_STATE");
   if (!path) return;
+  loading_base = 1;
   LoadFile(path);
+  loading_base = 0;
   char folder[4096];
   snprintf(folder, sizeof folder, "%s.d", path);
   DIR* dir = opendir(folder);
@@ -134,4 +149,17 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, P
   }
   *count = n;
   return 0;
+}
+
+int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* millijoules) {
+  Load();
+  const int index = (int)(size_t)device - 1;
+  int counted = 0;
+  *millijoules = 0;
+  for (int i = 0; i < n_energies; ++i) {
+    if (energies[i].index != index) continue;
+    *millijoules += energies[i].mj;
+    counted |= energies[i].base;
+  }
+  return counted ? 0 : 3; /* NVML_ERROR_NOT_SUPPORTED */
 }

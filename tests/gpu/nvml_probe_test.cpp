@@ -57,6 +57,21 @@ TEST_F(FakeNvml, ReadsDeviceMemoryByIndexOrUuidAndItsProcesses) {
   ASSERT_EQ(nvml->Processes("GPU-1111")->size(), 1u);
 }
 
+TEST_F(FakeNvml, ReadsTheEnergyCounterInJoulesWhereTheDeviceCountsEnergy) {
+  std::string why;
+  std::unique_ptr<GpuProbe> nvml = LoadNvml(&why);
+  ASSERT_NE(nvml, nullptr) << why;
+  EXPECT_FALSE(nvml->EnergyJoules("0").has_value()) << "a device that counts no energy (NVML: not supported)";
+  std::ofstream(dir_.File("state"), std::ios::app) << "energy 1 250000\n";
+  std::ofstream(dir_.File("state.d/energy")) << "energy 0 1500\nenergy 1 1500\n";
+  EXPECT_FALSE(nvml->EnergyJoules("0").has_value()) << "still: only the state file says a device counts";
+  ASSERT_TRUE(nvml->EnergyJoules("GPU-2222").has_value());
+  EXPECT_DOUBLE_EQ(*nvml->EnergyJoules("GPU-2222"), 251.5);
+  EXPECT_DOUBLE_EQ(*nvml->EnergyJoules("1"), 251.5);
+  EXPECT_FALSE(nvml->EnergyJoules("7").has_value());
+  EXPECT_FALSE(nvml->EnergyJoules("MIG-1111/1/0").has_value());
+}
+
 TEST_F(FakeNvml, AFailedInitMeansNoProbeAndSaysWhy) {
   ::setenv("FAKE_NVML_FAIL_INIT", "1", 1);
   std::string why;

@@ -134,6 +134,18 @@ TEST_P(LauncherTest, CompleteTrialReportsEverything) {
   EXPECT_EQ(ReadFile(dir_.File("trial/log.txt")), "toy trial 7 mode ok\n");
 }
 
+// Issue 18: what a trial cost. The toy burns 0.3 s of its own CPU time; the launcher counts at least
+// that (the cgroup's cpu.stat, or wait4's), and none of the worker's or the fork server's.
+TEST_P(LauncherTest, RecordsTheCpuTimeTheTrialUsed) {
+  const TrialOutcome o = RunToEnd(Spec("spin", R"({"x": 0.3, "spin_s": 0.3})"));
+  EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
+  EXPECT_GE(o.cpu_seconds, 0.3);
+  EXPECT_LT(o.cpu_seconds, 2.0) << "more than the trial itself used";
+  const TrialOutcome idle = RunToEnd(Spec("ok"));
+  EXPECT_GE(idle.cpu_seconds, 0.0);
+  EXPECT_LT(idle.cpu_seconds, 0.3) << "a trial that does nothing";
+}
+
 TEST_P(LauncherTest, NonZeroExitFails) {
   const TrialOutcome o = RunToEnd(Spec("fail"));
   EXPECT_EQ(o.state, TrialState::kFail);

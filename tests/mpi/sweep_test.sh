@@ -52,7 +52,11 @@ import pandas as pd
 df = pd.read_csv("np3.csv")
 assert len(df) == 40 and list(df.columns[:4]) == ["number", "state", "value", "param_x"], df.columns
 assert "attr_mode" in df.columns and "attr_twice" in df.columns
+# What each trial cost: CPU time measured, no GPU on these workers, so no GPU time and no energy.
+assert df.cpu_seconds.notna().all() and (df.cpu_seconds >= 0).all(), df.cpu_seconds
+assert (df.gpu_seconds == 0).all() and df.energy_j.isna().all()
 PY
+    grep -q "^cost of the trials: [0-9.]* CPU-hours, 0.00 GPU-hours$" show.txt || fail "show has no cost line: $(cat show.txt)"
     ;;
   np4)  # grid with a conditional parameter, 1 coordinator + 3 workers
     toy_config np4 100 "{kind: grid, seed: 2}" "ok" "  s: {type: float, low: 0.0, high: 1.0, grid: [0.1, 0.2], when: {opt: b}}
@@ -390,8 +394,10 @@ PY
   gpu_telemetry)  # GPU memory per trial and the clean-device check, against the fake NVML library
     export CLEANSWEEP_NVML_LIBRARY=$bin/../lib/libfake_nvml.so FAKE_NVML_STATE=$work/nvml
     mkdir "$work/nvml.d"
-    printf 'device 0 GPU-fake0 81559 100\ndevice 1 GPU-fake1 81559 100\nprocess 1 1 300\n' > "$work/nvml"
+    # GPU 0 counts energy (from 5 kJ on), GPU 1 does not (as before Volta): energy_j is NaN there.
+    printf 'device 0 GPU-fake0 81559 100\ndevice 1 GPU-fake1 81559 100\nprocess 1 1 300\nenergy 0 5000000\n' > "$work/nvml"
     toy_config gpu 6 "{kind: random, seed: 1}" "gpu" "  gpu_mb: 512
+  gpu_energy_j: 12.5
   sleep: 0.8"
     CUDA_VISIBLE_DEVICES=0,1 "${mpi[@]}" -np 3 "$bin/cleansweep" run gpu.yaml --progress lines > out.txt 2> err.txt ||
       fail "run exited $?: $(cat err.txt)"
@@ -399,7 +405,7 @@ PY
     grep -q "GPU 1: processes not started by cleansweep hold memory there: 1 (300 MiB)" err.txt ||
       fail "no warning about the foreign process: $(cat err.txt)"
     /usr/bin/python3 - << PY
-import h5py
+import h5py, math
 with h5py.File("$work/gpu.h5", "r") as f:
     t = f["trials"][:]
 assert len(t) == 6 and all(s.rstrip(b"\0") == b"COMPLETE" for s in t["state"])
@@ -409,8 +415,17 @@ for row in t:
     assert row["gpu_mem_before_mb"] == base and row["gpu_mem_after_mb"] == base, row
     assert row["gpu_mem_peak_mb"] == 512, row
     assert row["gpu_mem_foreign_mb"] == (300 if gpu == "1" else 0), row
+    # What it cost: one GPU for its whole run; the 12.5 J it added to GPU 0's energy counter.
+    assert row["gpu_seconds"] == row["duration"] > 0.8, row
+    assert 0 <= row["cpu_seconds"] < row["duration"], row
+    assert (row["energy_j"] == 12.5) if gpu == "0" else math.isnan(row["energy_j"]), row
 print("gpu telemetry ok")
 PY
+    "$bin/cleansweep" show gpu.h5 > show.txt
+    on0=$(/usr/bin/python3 -c "import h5py; print(sum(g.rstrip(b'\\0') == b'0' for g in h5py.File('$work/gpu.h5')['trials']['gpu']))")
+    kj=$(/usr/bin/python3 -c "print(f'{$on0 * 12.5 / 1e3:.2f}')")
+    grep -q "^cost of the trials: [0-9.]* CPU-hours, 0.00 GPU-hours, $kj kJ on their GPUs ($on0 trials counted)$" show.txt ||
+      fail "show's cost line: $(grep cost show.txt)"
     # A trial that leaves memory behind: the next one on that GPU is not started.
     toy_config leak 3 "{kind: random, seed: 1}" "gpuleak" "  gpu_mb: 256
   sleep: 0.6"

@@ -4,6 +4,7 @@
 //   objective = 1 - (x - 0.3)^2 - (n - 4)^2 / 100   [+ 0.05 when opt == "b"]
 #include <fcntl.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -35,8 +36,15 @@ void RecordPid(pid_t pid) {
   }
 }
 
+double CpuSeconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 // Modes "gpu" and "gpuleak": "hold" gpu_mb MiB on the trial's GPU as tests/gpu/fake_nvml.c sees
 // it, through a file of its own in $FAKE_NVML_STATE.d; "gpu" lets go when it ends, "gpuleak" not.
+// With gpu_energy_j, the trial also adds that much to its GPU's energy counter, for good.
 std::string HoldFakeGpuMemory(const cleansweep::Trial& trial) {
   const char* state = std::getenv("FAKE_NVML_STATE");
   const char* device = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -45,6 +53,13 @@ std::string HoldFakeGpuMemory(const cleansweep::Trial& trial) {
   if (std::FILE* f = std::fopen(path.c_str(), "w")) {
     std::fprintf(f, "process %s %d %g\n", device, static_cast<int>(::getpid()), trial.GetDouble("gpu_mb", 512));
     std::fclose(f);
+  }
+  if (const double joules = trial.GetDouble("gpu_energy_j", 0); joules > 0) {
+    const std::string energy = std::string(state) + ".d/energy-" + std::to_string(::getpid());
+    if (std::FILE* f = std::fopen(energy.c_str(), "w")) {
+      std::fprintf(f, "energy %s %.0f\n", device, joules * 1e3);
+      std::fclose(f);
+    }
   }
   return path;
 }
@@ -120,6 +135,10 @@ int ToyMain(int argc, char** argv) {
       _exit(0);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let both record themselves
+  }
+  if (mode == "spin") {  // burns spin_s seconds of its own CPU time, for the cost columns
+    const double until = CpuSeconds() + trial.GetDouble("spin_s", 0.3);
+    for (volatile double x = 0; CpuSeconds() < until;) x = x + 1;
   }
   const std::string gpu_hold = mode == "gpu" || mode == "gpuleak" ? HoldFakeGpuMemory(trial) : "";
   const double value = Objective(trial);

@@ -20,7 +20,7 @@ space:
   step_sleep: 0.0
 YAML
 "${mpi[@]}" -np 3 "$bin/cleansweep" run s.yaml > run.txt || { cat run.txt; exit 1; }
-PYTHONPATH=$src/python /usr/bin/python3 - "$work/s.h5" << 'PY'
+PYTHONPATH=$src/python /usr/bin/python3 - "$work/s.h5" "$src/tests/fuzz/corpus/study_reader/six_trials.h5" << 'PY'
 import sys
 import pandas as pd
 from pandas.api.types import is_float_dtype, is_int64_dtype, is_integer_dtype
@@ -54,6 +54,9 @@ assert str(t["datetime_start"].dt.tz) == "UTC" and (t["datetime_end"] >= t["date
 assert t["host"].map(len).gt(0).all() and set(t["worker"]) == {1, 2}
 assert t["enqueued"].dtype == bool and not t["enqueued"].any()
 assert (t["retry_of"] == -1).all()
+# What each trial cost, on CPU workers: CPU time, no GPU time, no energy.
+assert is_float_dtype(t["cpu_seconds"]) and (t["cpu_seconds"] >= 0).all(), t["cpu_seconds"]
+assert (t["gpu_seconds"] == 0).all() and t["energy_j"].isna().all()
 ok = t[t["param_mode"] == "ok"]
 assert all(a["mode"] == "ok" for a in ok["attrs"])
 assert "attr_mode" in study.user_attrs().columns
@@ -72,6 +75,9 @@ assert list(curves.index) == [0, 1, 2, 3] and set(curves.columns) == set(t.index
 assert curves.loc[0, sorted(curve_trials)].isna().all()
 assert "loader" in repr(study) and "30 trials" in repr(study)
 print(f"cleansweep_study: {len(t)} trials, {len(curve_trials)} curves, best {best['value']:.4f}")
+# A file written before the cost columns: they read as unknown.
+old = load_study(sys.argv[2]).trials
+assert len(old) > 0 and all(old[c].isna().all() for c in ("cpu_seconds", "gpu_seconds", "energy_j")), old.columns
 PY
 # A file that is not a study: a clear error.
 /usr/bin/python3 -c "import h5py; h5py.File('$work/x.h5', 'w').close()"

@@ -345,9 +345,10 @@ TEST(StudyFile, FieldsReadersMustTrustAreFixedWidthInTheRow) {
   EXPECT_EQ(study->trials[0].params.at("flag"), ParamValue(true));
 }
 
-// Issue 19: each row says when its worker became free for it; a file written before that column
-// existed reads as unknown there, and a resume goes on writing it without the column.
-TEST(StudyFile, WorkerFreeTimeIsKeptAndOlderFilesGoOnWithoutIt) {
+// Issue 19: each row says when its worker became free for it; issue 18: what it cost. A file
+// written before those columns existed reads them as unknown, and a resume goes on writing it
+// without them.
+TEST(StudyFile, WorkerFreeTimeAndCostAreKeptAndOlderFilesGoOnWithoutThem) {
   TempDir dir;
   const std::string path = dir.File("s.h5");
   {
@@ -355,6 +356,9 @@ TEST(StudyFile, WorkerFreeTimeIsKeptAndOlderFilesGoOnWithoutIt) {
     ASSERT_TRUE(file.ok());
     TrialRecord r = Record(0, true);
     r.worker_free_time = r.start_time - 0.004;
+    r.cpu_seconds = 1.25;
+    r.gpu_seconds = 2.5;
+    r.energy_j = 300.75;
     ASSERT_TRUE((*file)->PutTrial(r).ok());
     ASSERT_TRUE((*file)->PutTrial(Record(1, false)).ok());  // a worker's first trial: NaN
   }
@@ -362,6 +366,10 @@ TEST(StudyFile, WorkerFreeTimeIsKeptAndOlderFilesGoOnWithoutIt) {
   ASSERT_TRUE(study.ok()) << study.status().message();
   EXPECT_NEAR(study->trials[0].start_time - study->trials[0].worker_free_time, 0.004, 1e-9);
   EXPECT_TRUE(std::isnan(study->trials[1].worker_free_time));
+  EXPECT_EQ(study->trials[0].cpu_seconds, 1.25);
+  EXPECT_EQ(study->trials[0].gpu_seconds, 2.5);
+  EXPECT_EQ(study->trials[0].energy_j, 300.75);
+  EXPECT_TRUE(std::isnan(study->trials[1].energy_j)) << "unknown stays unknown";
 
   // six_trials.h5 was written by cleansweep before the column existed.
   const std::string old = dir.File("old.h5");
@@ -369,13 +377,17 @@ TEST(StudyFile, WorkerFreeTimeIsKeptAndOlderFilesGoOnWithoutIt) {
   Result<StudyData> before = ReadStudyFile(old);
   ASSERT_TRUE(before.ok()) << before.status().message();
   ASSERT_FALSE(before->trials.empty());
-  for (const TrialRecord& r : before->trials) EXPECT_TRUE(std::isnan(r.worker_free_time)) << r.number;
+  for (const TrialRecord& r : before->trials) {
+    EXPECT_TRUE(std::isnan(r.worker_free_time)) << r.number;
+    EXPECT_TRUE(std::isnan(r.cpu_seconds) && std::isnan(r.gpu_seconds) && std::isnan(r.energy_j)) << r.number;
+  }
   {
     Result<std::unique_ptr<StudyFile>> file = StudyFile::Reopen(old, before->config);
     ASSERT_TRUE(file.ok()) << file.status().message();
     TrialRecord next = before->trials.back();
     next.number = static_cast<std::int64_t>(before->trials.size());
     next.worker_free_time = next.start_time - 1;
+    next.cpu_seconds = 3;
     ASSERT_TRUE((*file)->PutTrial(next).ok());
     ASSERT_TRUE((*file)->Flush().ok());
   }
@@ -384,6 +396,7 @@ TEST(StudyFile, WorkerFreeTimeIsKeptAndOlderFilesGoOnWithoutIt) {
   ASSERT_EQ(after->trials.size(), before->trials.size() + 1);
   EXPECT_EQ(after->trials.back().number, static_cast<std::int64_t>(before->trials.size()));
   EXPECT_TRUE(std::isnan(after->trials.back().worker_free_time)) << "an old file has no place for it";
+  EXPECT_TRUE(std::isnan(after->trials.back().cpu_seconds)) << "an old file has no place for it";
 }
 
 TEST(TableLayout, ParameterColumnTypesFollowTheirValues) {
