@@ -178,6 +178,7 @@ int RunCoordinator(const RunArgs& args, MpiJob* job) {
   } else {
     std::printf("no trial completed; see the reasons with: cleansweep show %s\n", config.study.storage.c_str());
   }
+  if (!summary->stopped_early.empty()) std::printf("stopped early: %s\n", summary->stopped_early.c_str());
   std::printf("study file: %s\n", config.study.storage.c_str());
   if (std::vector<double> ms = summary->commit_ms; !ms.empty()) {
     std::sort(ms.begin(), ms.end());

@@ -138,6 +138,7 @@ int ShowCommand(const ShowArgs& args) {
   // RUNNING rows are live while a coordinator holds the study, or were cut off by a crash.
   if (running > 0) std::printf("running: %d (or cut off, if no coordinator is running it)\n", running);
   if (interrupted > 0) std::printf("interrupted: %d (each runs again, as a new trial, on resume)\n", interrupted);
+  if (!study->stop_reason.empty()) std::printf("stopped early: %s\n", study->stop_reason.c_str());
   PrintSamplerTime(*study);
   PrintIdleGaps(*study);
   PrintCost(*study);

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -50,9 +51,9 @@ Status ApplyOverride(const std::string& text, YAML::Node root, std::set<std::str
 
 Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out) {
   if (!node) return r.Error(node, "study", "missing: a config needs a `study:` section with at least a name");
-  CS_RETURN_IF_ERROR(r.CheckKeys(
-      node, "study",
-      {"name", "direction", "metric", "n_trials", "time_budget", "storage", "shard", "report_every", "trials_dir"}));
+  CS_RETURN_IF_ERROR(r.CheckKeys(node, "study",
+                                 {"name", "direction", "metric", "n_trials", "time_budget", "stop_when", "storage",
+                                  "shard", "report_every", "trials_dir"}));
   if (!node["name"]) return r.Error(node, "study.name", "missing: every study needs a name");
   Result<std::string> name = r.String(node["name"], "study.name");
   if (!name.ok()) return name.status();
@@ -70,6 +71,24 @@ Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out
   CS_RETURN_IF_ERROR(study.Read("metric", &out->metric));
   CS_RETURN_IF_ERROR(study.Read("n_trials", &out->n_trials, 1));
   CS_RETURN_IF_ERROR(study.Read("time_budget", &out->time_budget, Millis(1)));
+  if (study.Has("stop_when")) {
+    CS_RETURN_IF_ERROR(r.CheckKeys(node["stop_when"], "study.stop_when", {"no_improvement", "target"}));
+    const ConfigSection stop(r, node["stop_when"], "study.stop_when");
+    if (!stop.Has("no_improvement") && !stop.Has("target")) {
+      return study.Error("stop_when", "give no_improvement (trials without a new best), target (a value), or both");
+    }
+    if (stop.Has("no_improvement")) {
+      std::int64_t n = 0;
+      CS_RETURN_IF_ERROR(stop.Read("no_improvement", &n, 1));
+      out->stop_when.no_improvement = n;
+    }
+    if (stop.Has("target")) {
+      double target = 0;
+      CS_RETURN_IF_ERROR(stop.Read("target", &target));
+      if (!std::isfinite(target)) return stop.Error("target", "must be a finite number");
+      out->stop_when.target = target;
+    }
+  }
   out->storage = "results/" + out->name + ".h5";
   CS_RETURN_IF_ERROR(study.Read("storage", &out->storage));
   if (out->storage.empty()) return study.Error("storage", "must be a file path");

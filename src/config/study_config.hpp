@@ -19,12 +19,20 @@ namespace cleansweep {
 enum class Direction { kMinimize, kMaximize };
 const char* DirectionName(Direction direction);
 
+// study.stop_when: end a sweep before n_trials once it no longer improves or is good enough. No new
+// trials start then; those already running finish and are recorded (docs/samplers.md).
+struct StopWhen {
+  std::optional<std::int64_t> no_improvement;  // this many trials ended in a row without a new best
+  std::optional<double> target;                // a COMPLETE trial's value reached it (>= or <= by direction)
+};
+
 struct StudyOptions {  // study:
   std::string name;
   Direction direction = Direction::kMinimize;
   std::string metric = "value";  // what the objective is called in output
   std::int64_t n_trials = 100;
-  std::optional<Millis> time_budget;   // stop handing out trials after this long
+  std::optional<Millis> time_budget;  // stop handing out trials after this long
+  StopWhen stop_when;
   std::string storage;                 // HDF5 study file; default results/<name>.h5
   Shard shard;                         // this run's part of the sweep (--shard K/N); storage gets "-shard-K-of-N"
   std::optional<Millis> report_every;  // rewrite the HTML report (<storage>.html) this often during a run

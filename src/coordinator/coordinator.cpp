@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 
 namespace cleansweep {
 namespace {
@@ -110,14 +112,49 @@ Millis Coordinator::UntilBudget() const {
 
 bool Coordinator::FreshLeft() const {
   const auto open = static_cast<std::int64_t>(history_.running.size()) + ledger_.rerun_count();
-  return !sampler_exhausted_ && ledger_.finished() + open < target_;
+  return !sampler_exhausted_ && stop_when_reason_.empty() && ledger_.finished() + open < target_;
 }
 
-bool Coordinator::WorkLeft() const { return ledger_.HasRerun() || !history_.running.empty() || FreshLeft(); }
+// Once study.stop_when is met, trials that would run again (interrupted, retries) are not work left.
+bool Coordinator::WorkLeft() const {
+  return (ledger_.HasRerun() && stop_when_reason_.empty()) || !history_.running.empty() || FreshLeft();
+}
 
 bool Coordinator::MoreFresh() const { return !stopping_ && FreshLeft(); }
 
-bool Coordinator::MoreToLaunch() const { return !stopping_ && (ledger_.HasRerun() || MoreFresh()); }
+bool Coordinator::MoreToLaunch() const {
+  return !stopping_ && stop_when_reason_.empty() && (ledger_.HasRerun() || MoreFresh());
+}
+
+Status Coordinator::CheckStopWhen() {
+  const StopWhen& when = config_.study.stop_when;
+  if (!stop_when_reason_.empty() || (!when.target && !when.no_improvement)) return Status::Ok();
+  const std::optional<TrialRecord>& best = ledger_.best();
+  const bool maximize = config_.study.direction == Direction::kMaximize;
+  const auto value = [&](double v) {
+    std::ostringstream text;
+    text << config_.study.metric << " = " << std::setprecision(6) << v;
+    return text.str();
+  };
+  if (when.target && best && (maximize ? *best->value >= *when.target : *best->value <= *when.target)) {
+    std::ostringstream target;
+    target << std::setprecision(6) << *when.target;
+    stop_when_reason_ = "the target was reached: trial " + std::to_string(best->number) + " has " +
+                        value(*best->value) + " (study.stop_when.target: " + target.str() + ")";
+  } else if (when.no_improvement && ledger_.since_best() >= *when.no_improvement) {
+    stop_when_reason_ = "no improvement in the last " + std::to_string(ledger_.since_best()) + " trials" +
+                        (best ? " (best: trial " + std::to_string(best->number) + ", " + value(*best->value) + ")"
+                              : std::string(" (none completed)")) +
+                        " (study.stop_when.no_improvement: " + std::to_string(*when.no_improvement) + ")";
+  } else {
+    return Status::Ok();
+  }
+  summary_.stopped_early = stop_when_reason_;
+  const size_t running = history_.running.size();
+  progress_->Message("stopping early: " + stop_when_reason_ + "; no new trials" +
+                     (running > 0 ? ", the " + std::to_string(running) + " running finish" : std::string()));
+  return store_ ? store_->RecordStopReason(stop_when_reason_) : Status::Ok();
+}
 
 size_t Coordinator::QueueLimit() const { return static_cast<size_t>(config_.workers.queue.value_or(1)); }
 
@@ -277,6 +314,7 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   const auto before = failures_.find(record.number);  // a rerun's chain so far
   const TrialLedger::Settled settled = ledger_.Settle(record, before == failures_.end() ? 0 : before->second);
   if (before != failures_.end()) failures_.erase(before);
+  CS_RETURN_IF_ERROR(CheckStopWhen());
   PendingProgress shown{record, State(), ""};
   if (settled.fate == TrialLedger::Fate::kRetry) {
     shown.message = "trial " + std::to_string(record.number) + " ended " + TrialStateName(record.state) +
@@ -449,7 +487,9 @@ Status Coordinator::RecordPrior() {
                      std::to_string(interrupted) + " interrupted and " + std::to_string(retries) +
                      " retries to run, numbering continues at " + std::to_string(next_number_));
   prior_.clear();
-  return Status::Ok();
+  // What the last run said about stopping early no longer holds unless it holds again now.
+  CS_RETURN_IF_ERROR(store_->RecordStopReason(""));
+  return CheckStopWhen();
 }
 
 Status Coordinator::CheckStopRequest() {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "coordinator/progress.hpp"
@@ -35,6 +36,7 @@ struct RunSummary {
   std::optional<TrialRecord> best;
   bool budget_reached = false;
   bool interrupted = false;         // a stop request ended the run early; `cleansweep resume` continues it
+  std::string stopped_early;        // why study.stop_when ended the sweep before n_trials; "" if it did not
   std::string worker_fault;         // set when a worker could not start trials, which stopped the sweep
   std::vector<double> commit_ms;    // how long each group commit (one flush of the store) took
   std::int64_t committed_rows = 0;  // trial rows those commits made durable
@@ -102,6 +104,8 @@ class Coordinator {
   void NoteDuration(const TrialRecord& record);
   Status Handle(const Envelope& envelope);
   Status RecordResult(int source, TrialRecord record);
+  // Checks study.stop_when against the ledger; once met, says why, here and in the study file.
+  Status CheckStopWhen();
   Status RecordReport(int source, const IntermediateValue& value);
   // Sends `stop` to every worker, also past one that cannot be reached; the first failure.
   Status StopAll(const StopMsg& stop);
@@ -147,6 +151,7 @@ class Coordinator {
   std::int64_t fresh_ = 0;   // trials with sampler-chosen (or enqueued) parameters so far
   std::int64_t target_ = 0;  // n_trials (this shard's part of it), or fewer when the sampler's capacity is smaller
   bool sampler_exhausted_ = false;
+  std::string stop_when_reason_;  // set once study.stop_when is met: no new trials from then on
   bool stopping_ = false;
   bool workers_settled_ = true;  // false from a failure until WindDown() has heard every worker
   double started_ = 0;

@@ -16,13 +16,17 @@ TrialLedger::Settled TrialLedger::Settle(const TrialRecord& record, int failures
   if (settled.fate == Fate::kInterrupted) return settled;
   if (settled.fate == Fate::kFinal) {
     ++finished_;
+    ++since_best_;
     if (record.state == TrialState::kPruned) ++pruned_;
   }
   if (record.state == TrialState::kComplete && record.value) {
     ++complete_;
     const bool better = !best_ || (config_.study.direction == Direction::kMaximize ? *record.value > *best_->value
                                                                                    : *record.value < *best_->value);
-    if (better) best_ = record;
+    if (better) {
+      best_ = record;
+      since_best_ = 0;
+    }
   }
   TrialRecord evidence = record;
   evidence.output_tail.clear();  // the sampler needs no logs

@@ -51,6 +51,9 @@ class TrialLedger {
   std::int64_t complete() const { return complete_; }
   std::int64_t pruned() const { return pruned_; }
   const std::optional<TrialRecord>& best() const { return best_; }
+  // Final outcomes since the best trial ended (all of them while there is none): what
+  // study.stop_when.no_improvement counts.
+  std::int64_t since_best() const { return since_best_; }
 
  private:
   const StudyConfig& config_;
@@ -60,6 +63,7 @@ class TrialLedger {
   std::int64_t complete_ = 0;
   std::int64_t pruned_ = 0;
   std::optional<TrialRecord> best_;
+  std::int64_t since_best_ = 0;
 };
 
 }  // namespace cleansweep

@@ -57,6 +57,7 @@ class ReportingStore : public StudyStore {
   // Flushes the inner store; then the rows it made durable join the page, which is redrawn when
   // `every` has passed since the last drawing.
   Status Flush() override;
+  Status RecordStopReason(const std::string& reason) override { return inner_->RecordStopReason(reason); }
 
  private:
   void MaybeWrite(bool final);

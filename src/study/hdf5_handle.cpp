@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "util/utf8.hpp"
+
 namespace cleansweep::h5 {
 
 void Handle::Reset() {
@@ -121,6 +123,24 @@ Status WriteAttr(hid_t object, const char* name, long long value) {
                                 std::string("cannot create attribute ") + name);
   if (!attr.ok()) return attr.status();
   return CheckCall(H5Awrite(attr->get(), H5T_NATIVE_LLONG, &value), std::string("cannot write attribute ") + name);
+}
+
+Status WriteFixedStringAttr(hid_t object, const char* name, const std::string& value, size_t size) {
+  Handle type(H5Tcopy(H5T_C_S1));
+  if (!type.valid() || H5Tset_size(type.get(), size) < 0 || H5Tset_cset(type.get(), H5T_CSET_UTF8) < 0) {
+    return Status::IoError(std::string("cannot make the type of attribute ") + name);
+  }
+  std::string data = Utf8Prefix(value, size - 1);
+  data.resize(size, '\0');
+  const htri_t exists = H5Aexists(object, name);
+  CS_RETURN_IF_ERROR(CheckCall(exists < 0 ? -1 : 0, std::string("cannot look for attribute ") + name));
+  Handle space(H5Screate(H5S_SCALAR));
+  Result<Handle> attr = exists > 0
+                            ? CheckId(H5Aopen(object, name, H5P_DEFAULT), std::string("cannot open attribute ") + name)
+                            : CheckId(H5Acreate2(object, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                                      std::string("cannot create attribute ") + name);
+  if (!attr.ok()) return attr.status();
+  return CheckCall(H5Awrite(attr->get(), type.get(), data.data()), std::string("cannot write attribute ") + name);
 }
 
 Result<std::string> ReadStringAttr(hid_t object, const char* name) {

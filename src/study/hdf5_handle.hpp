@@ -79,6 +79,9 @@ Handle FixedString(size_t length);
 // Scalar attributes on an object.
 Status WriteAttr(hid_t object, const char* name, const std::string& value);
 Status WriteAttr(hid_t object, const char* name, long long value);
+// A string attribute of a fixed `size` bytes, which a SWMR writer may rewrite in place (it cannot
+// create one): created if missing, else overwritten; `value` is cut to fit on a character boundary.
+Status WriteFixedStringAttr(hid_t object, const char* name, const std::string& value, size_t size);
 Result<std::string> ReadStringAttr(hid_t object, const char* name);
 // Removes attribute `name` when it exists (attributes cannot be rewritten with another size).
 Status DeleteAttrIfPresent(hid_t object, const char* name);

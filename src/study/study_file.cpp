@@ -75,6 +75,9 @@ Status WriteTextChecksums(hid_t file, const StudyConfig& config) {
   return Status::Ok();
 }
 
+// The root attribute `stop_reason`: fixed-size, so that a SWMR writer can rewrite it.
+constexpr size_t kStopReasonBytes = 1024;
+
 Status WriteMetadata(hid_t file, const StudyConfig& config, const std::map<std::string, std::string>& notes) {
   for (const auto& [name, text] : notes) CS_RETURN_IF_ERROR(h5::WriteAttr(file, name.c_str(), text));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "schema_version", static_cast<long long>(kStudySchemaVersion)));
@@ -82,6 +85,7 @@ Status WriteMetadata(hid_t file, const StudyConfig& config, const std::map<std::
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "seed", static_cast<long long>(config.sampler.seed)));
   CS_RETURN_IF_ERROR(h5::WriteAttr(file, "created", NowIso8601()));
   for (const auto& [name, text] : ConfigAttrs(config)) CS_RETURN_IF_ERROR(h5::WriteAttr(file, name.c_str(), text));
+  CS_RETURN_IF_ERROR(h5::WriteFixedStringAttr(file, "stop_reason", "", kStopReasonBytes));
   return WriteTextChecksums(file, config);
 }
 
@@ -307,8 +311,9 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
     if (!r.ok()) return false;
     const Result<std::string> stored_config = h5::ReadStringAttr(r->get(), "config");
     const Result<std::string> stored_space = h5::ReadStringAttr(r->get(), "space");
+    // A file from before stop_reason existed needs it added, which only a plain writer can do.
     return stored_config.ok() && *stored_config == config.yaml_text && stored_space.ok() &&
-           *stored_space == SpaceJson(config.space);
+           *stored_space == SpaceJson(config.space) && H5Aexists(r->get(), "stop_reason") > 0;
   }();
   h5::Handle fapl = LatestFormatAccess(true);
   Result<h5::Handle> f =
@@ -323,7 +328,12 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
                                 "; this cleansweep resumes schema " + std::to_string(kStudySchemaVersion) +
                                 " only. Start a new study (the old file stays readable with cleansweep show)");
   }
-  if (!unchanged) CS_RETURN_IF_ERROR(RewriteConfigAttrs(file->file.get(), config));
+  if (!unchanged) {
+    CS_RETURN_IF_ERROR(RewriteConfigAttrs(file->file.get(), config));
+    if (H5Aexists(file->file.get(), "stop_reason") <= 0) {
+      CS_RETURN_IF_ERROR(h5::WriteFixedStringAttr(file->file.get(), "stop_reason", "", kStopReasonBytes));
+    }
+  }
   for (auto [name, handle, rows] : {std::tuple{"trials", &file->trials, &file->trial_rows},
                                     std::tuple{"intermediate", &file->intermediate, &file->intermediate_rows}}) {
     Result<h5::Handle> d =
@@ -476,6 +486,12 @@ Status StudyFile::Impl::FlushReserved() {
 void StudyFile::DeferFlush(bool defer) { impl_->defer_flush = defer; }
 
 Status StudyFile::Flush() { return impl_->Flush(); }
+
+Status StudyFile::RecordStopReason(const std::string& reason) {
+  const Result<std::string> stored = h5::ReadStringAttr(impl_->file.get(), "stop_reason");
+  if (stored.ok() && *stored == reason) return Status::Ok();
+  return h5::WriteFixedStringAttr(impl_->file.get(), "stop_reason", reason, kStopReasonBytes).WithContext(impl_->path);
+}
 
 Status StudyFile::PutTrial(const TrialRecord& r) {
   RowBuffer row(impl_->trials_layout);

@@ -40,6 +40,8 @@ class StudyFile : public StudyStore {
   Status AppendIntermediate(const IntermediateValue& value) override;
   void DeferFlush(bool defer) override;
   Status Flush() override;
+  // The root attribute stop_reason, rewritten in place (SWMR allows that, not a new attribute).
+  Status RecordStopReason(const std::string& reason) override;
 
  private:
   struct Impl;  // HDF5 handles; keeps hdf5.h out of this header
@@ -58,6 +60,7 @@ struct StudyData {
   long long schema_version = 0;
   std::string created;                // ISO 8601, UTC
   std::string merged_from;            // written by cleansweep merge: "K/N PATH (T trials)" per shard; else ""
+  std::string stop_reason;            // why study.stop_when ended its last run before n_trials; else ""
   std::string config_history = "[]";  // JSON list of the resumes that changed the config (study-format.md)
   std::vector<TrialRecord> trials;
   std::vector<IntermediateValue> intermediate;

@@ -300,6 +300,11 @@ Result<StudyData> ReadStudyFileOnce(const std::string& path) {
   study.cleansweep_version = *version;
   study.created = *created;
   study.seed = *seed;
+  if (H5Aexists(f, "stop_reason") > 0) {  // files since study.stop_when
+    Result<std::string> stop_reason = h5::ReadStringAttr(f, "stop_reason");
+    if (!stop_reason.ok()) return stop_reason.status().WithContext(path);
+    study.stop_reason = *stop_reason;
+  }
   if (H5Aexists(f, "merged_from") > 0) {
     Result<std::string> merged_from = h5::ReadStringAttr(f, "merged_from");
     if (!merged_from.ok()) return merged_from.status().WithContext(path);

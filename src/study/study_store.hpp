@@ -3,6 +3,8 @@
 // coordinator calls it.
 #pragma once
 
+#include <string>
+
 #include "trial/trial_record.hpp"
 
 namespace cleansweep {
@@ -20,6 +22,12 @@ class StudyStore {
   // that depends on those rows (an assignment, a progress line) leaves it.
   virtual void DeferFlush(bool defer) { (void)defer; }
   virtual Status Flush() { return Status::Ok(); }
+  // Why this run ends before n_trials (study.stop_when), or "" when it does not: a resumed run
+  // clears what the last one said. Durable with the next flush.
+  virtual Status RecordStopReason(const std::string& reason) {
+    (void)reason;
+    return Status::Ok();
+  }
 };
 
 }  // namespace cleansweep

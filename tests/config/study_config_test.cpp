@@ -415,6 +415,31 @@ TEST(StudyConfig, TimeoutsAndBudgetsMustBePositiveAndFinite) {
   EXPECT_NE(error.find("trial.timeout: '99999999999999999h' is longer than 3650d"), std::string::npos) << error;
 }
 
+// Issue 18: study.stop_when ends a sweep that stopped improving or reached its target.
+TEST(StudyConfig, StopWhenTakesNoImprovementAndTargetAndRefusesTheRest) {
+  Result<StudyConfig> both = LoadConfigText(
+      GoodWith("time_budget: 1h", "time_budget: 1h, stop_when: {no_improvement: 50, target: 0.95}"), "cfg.yaml");
+  ASSERT_TRUE(both.ok()) << both.status().message();
+  EXPECT_EQ(both->study.stop_when.no_improvement, 50);
+  EXPECT_EQ(both->study.stop_when.target, 0.95);
+  Result<StudyConfig> none = LoadConfigText(kGood, "cfg.yaml");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->study.stop_when.no_improvement || none->study.stop_when.target);
+  Result<StudyConfig> set = LoadConfigText(kGood, "cfg.yaml", {"study.stop_when.target=0.9"});
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_EQ(set->study.stop_when.target, 0.9);
+  const auto error = [](const std::string& stop_when) {
+    return ErrorOf(GoodWith("time_budget: 1h", "time_budget: 1h, stop_when: " + stop_when));
+  };
+  EXPECT_NE(error("{no_improvement: 0}").find("study.stop_when.no_improvement: must be at least 1"), std::string::npos);
+  EXPECT_NE(error("{patience: 5}").find("study.stop_when.patience: unknown key (allowed here: no_improvement, target)"),
+            std::string::npos);
+  EXPECT_NE(error("{}").find("study.stop_when: give no_improvement"), std::string::npos);
+  EXPECT_NE(error("{target: high}").find("study.stop_when.target"), std::string::npos);
+  EXPECT_NE(error("{target: .inf}").find("study.stop_when.target"), std::string::npos);
+  EXPECT_NE(error("50").find("study.stop_when"), std::string::npos);
+}
+
 // Issue 15: `step: 0.3` over [0, 1] silently made the upper bound unreachable.
 TEST(StudyConfig, AStepThatDoesNotDivideTheRangeIsRefusedWithTheNearestBounds) {
   const std::string error = ErrorOf(GoodWith("momentum:   {type: float, low: 0.0, high: 0.99",

@@ -556,6 +556,86 @@ TEST(CoordinatorResume, KeepsFinishedTrialsRerunsCutOffOnesAndContinuesTheNumber
   EXPECT_EQ(rerun_of, (std::set<std::int64_t>{1, 2}));
 }
 
+// Issue 18: study.stop_when. No new trial starts once it is met; those running finish and are
+// recorded as usual, the study is complete (not interrupted), and the reason is in the store.
+TEST(CoordinatorStopWhen, ATargetReachedStartsNoNewTrialsAndLetsRunningOnesFinish) {
+  // FakeObjective is x + 10 n: any trial with n = 4 reaches 40.
+  Sweep sweep(
+      Config("{name: t, n_trials: 500, direction: maximize, stop_when: {target: 40}}", "{kind: random, seed: 5}"), 3);
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  ASSERT_TRUE(summary->best);
+  EXPECT_GE(*summary->best->value, 40);
+  EXPECT_FALSE(summary->interrupted);
+  EXPECT_LT(summary->finished, 500);
+  const std::string expected = "the target was reached: trial " + std::to_string(summary->best->number);
+  EXPECT_EQ(summary->stopped_early.rfind(expected, 0), 0u) << summary->stopped_early;
+  EXPECT_NE(summary->stopped_early.find("(study.stop_when.target: 40)"), std::string::npos);
+  EXPECT_EQ(sweep.store()->stop_reason(), summary->stopped_early);
+  EXPECT_NE(sweep.progress_text.find("stopping early: the target was reached"), std::string::npos);
+  // The first trial to reach it, and after it only what was already handed out (a running trial
+  // and a queued one per worker at most).
+  std::int64_t first_hit = -1;
+  for (const TrialRecord& r : sweep.store()->trials()) {
+    EXPECT_EQ(r.state, TrialState::kComplete) << "trial " << r.number << " was not left to finish";
+    if (*r.value >= 40 && (first_hit < 0 || r.number < first_hit)) first_hit = r.number;
+  }
+  ASSERT_GE(first_hit, 0);
+  EXPECT_LE(static_cast<std::int64_t>(sweep.store()->trials().size()), first_hit + 1 + 2 * 3);
+}
+
+TEST(CoordinatorStopWhen, NoImprovementCountsTrialsSinceTheBestAndSaysWhichWasBest) {
+  Sweep sweep(Config("{name: n, n_trials: 500, direction: minimize, stop_when: {no_improvement: 8}}",
+                     "{kind: random, seed: 2}"),
+              2);
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_LT(summary->finished, 500);
+  ASSERT_TRUE(summary->best);
+  EXPECT_EQ(summary->stopped_early.rfind("no improvement in the last 8 trials (best: trial " +
+                                             std::to_string(summary->best->number) + ", value = ",
+                                         0),
+            0u)
+      << summary->stopped_early;
+  // At least 8 trials ended after the best one (in the order results came, which numbers follow
+  // here but for the few that run side by side).
+  std::int64_t after_best = 0;
+  for (const TrialRecord& r : sweep.store()->trials()) after_best += r.number > summary->best->number;
+  EXPECT_GE(after_best, 8 - 2);
+  EXPECT_EQ(sweep.store()->stop_reason(), summary->stopped_early);
+}
+
+TEST(CoordinatorStopWhen, AResumedStudyThatAlreadyMetItRunsNothingAndOneThatNoLongerDoesClearsTheReason) {
+  std::vector<TrialRecord> prior = {Prior(0, TrialState::kComplete, 0.1), Prior(1, TrialState::kComplete, 0.9),
+                                    Prior(2, TrialState::kInterrupted, 0.3)};
+  {  // 20.9 >= 20: met before anything runs, and the interrupted trial is not run again
+    Sweep sweep(Config("{name: r, n_trials: 10, direction: maximize, stop_when: {target: 20}}", "{kind: random}"), 2);
+    for (const TrialRecord& r : prior) ASSERT_TRUE(sweep.store()->PutTrial(r).ok());
+    sweep.prepare = [&](Coordinator& c) { c.Resume(prior, {}); };
+    const SystemClock clock;
+    Result<RunSummary> summary = sweep.Run(clock);
+    ASSERT_TRUE(summary.ok()) << summary.status().message();
+    EXPECT_EQ(sweep.store()->trials().size(), 3u);
+    EXPECT_FALSE(summary->interrupted);
+    EXPECT_EQ(summary->stopped_early.rfind("the target was reached: trial 1 has value = 20.9", 0), 0u)
+        << summary->stopped_early;
+  }
+  {  // the target raised (a resume with --set): the sweep goes on, and the old reason is gone
+    Sweep sweep(Config("{name: r, n_trials: 10, direction: maximize, stop_when: {target: 99}}", "{kind: random}"), 2);
+    for (const TrialRecord& r : prior) ASSERT_TRUE(sweep.store()->PutTrial(r).ok());
+    ASSERT_TRUE(sweep.store()->RecordStopReason("the target was reached: trial 1").ok());
+    sweep.prepare = [&](Coordinator& c) { c.Resume(prior, {}); };
+    const SystemClock clock;
+    Result<RunSummary> summary = sweep.Run(clock);
+    ASSERT_TRUE(summary.ok()) << summary.status().message();
+    EXPECT_EQ(summary->finished, 10);
+    EXPECT_EQ(summary->stopped_early, "");
+    EXPECT_EQ(sweep.store()->stop_reason(), "");
+  }
+}
+
 TEST(CoordinatorStop, AGracefulStopLetsRunningTrialsEndInterruptedAndReportsIt) {
   StudyConfig config = Config("{name: s, n_trials: 50, direction: maximize}", "{kind: random, seed: 1}");
   config.trial.stop_grace = Millis(30);

@@ -519,6 +519,31 @@ study = cleansweep_study.load_study("rs.h5")
 assert study.attrs["sampler"] == "tpe" and len(study.trials) == 6, study.attrs
 PY
     ;;
+  stop_when)  # issue 18: a sweep that reached study.stop_when's target ends early, says why, and resumes
+    toy_config sw 300 "{kind: random, seed: 4}" "ok"
+    sed -i 's/n_trials: 300,/n_trials: 300, stop_when: {target: 1.0},/' sw.yaml
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run sw.yaml --progress lines > out.txt || fail "run exited $?"
+    grep -q "^stopping early: the target was reached: trial [0-9]* has value = 1.0[0-9]* (study.stop_when.target: 1)" out.txt ||
+      fail "no message when it stopped: $(tail -5 out.txt)"
+    grep -q "^stopped early: the target was reached" out.txt || fail "no closing line: $(tail -3 out.txt)"
+    "$bin/cleansweep" show sw.h5 > show.txt
+    grep -q "^stopped early: the target was reached: trial" show.txt || fail "show: $(cat show.txt)"
+    /usr/bin/python3 - <<PY
+import h5py
+with h5py.File("sw.h5", "r") as f:
+    t = f["trials"][:]
+    reason = f.attrs["stop_reason"].decode()
+states = {s.rstrip(b"\0") for s in t["state"]}
+assert states == {b"COMPLETE"}, states  # the running trials were left to finish
+assert 0 < len(t) < 300 and max(t["value"]) >= 1.0, (len(t), max(t["value"]))
+assert reason.startswith("the target was reached: trial "), reason
+PY
+    # Resumed with a target it cannot reach, it runs to n_trials and the old reason is gone.
+    "${mpi[@]}" -np 3 "$bin/cleansweep" resume sw.h5 --set study.stop_when.target=2 > out.txt || fail "resume exited $?"
+    "$bin/cleansweep" show sw.h5 > show.txt
+    grep -q "^300 of 300 trials finished" show.txt || fail "show after resume: $(head -5 show.txt)"
+    if grep -q "stopped early" show.txt out.txt; then fail "the old reason stayed: $(grep -h 'stopped early' show.txt out.txt)"; fi
+    ;;
   *) fail "unknown scenario $scenario" ;;
 esac
 echo "PASS: $scenario"

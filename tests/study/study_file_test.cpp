@@ -399,6 +399,45 @@ TEST(StudyFile, WorkerFreeTimeAndCostAreKeptAndOlderFilesGoOnWithoutThem) {
   EXPECT_TRUE(std::isnan(after->trials.back().cpu_seconds)) << "an old file has no place for it";
 }
 
+// Issue 18: why a run ended early (study.stop_when) is a root attribute that the SWMR writer
+// rewrites in place: readers see it, a resume clears it, an older file gains it on resume.
+TEST(StudyFile, TheStopReasonIsRewrittenInPlaceAndOlderFilesGainIt) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  {
+    Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(path, Config(path));
+    ASSERT_TRUE(file.ok());
+    ASSERT_TRUE((*file)->PutTrial(Record(0, true)).ok());
+    ASSERT_TRUE((*file)->RecordStopReason(std::string(3000, 'r') + "é").ok());
+    ASSERT_TRUE((*file)->Flush().ok());
+    Result<StudyData> live = ReadStudyFile(path);  // while the writer holds it
+    ASSERT_TRUE(live.ok()) << live.status().message();
+    EXPECT_EQ(live->stop_reason, std::string(1023, 'r')) << "cut to the attribute's size";
+    ASSERT_TRUE((*file)->RecordStopReason("no improvement in the last 5 trials").ok());
+  }
+  Result<StudyData> study = ReadStudyFile(path);
+  ASSERT_TRUE(study.ok()) << study.status().message();
+  EXPECT_EQ(study->stop_reason, "no improvement in the last 5 trials");
+  {
+    Result<std::unique_ptr<StudyFile>> file = StudyFile::Reopen(path, study->config);
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    ASSERT_TRUE((*file)->RecordStopReason("").ok());
+  }
+  EXPECT_EQ(ReadStudyFile(path)->stop_reason, "");
+
+  const std::string old = dir.File("old.h5");  // written before the attribute existed
+  std::filesystem::copy_file(std::string(CLEANSWEEP_SOURCE_DIR) + "/tests/fuzz/corpus/study_reader/six_trials.h5", old);
+  Result<StudyData> before = ReadStudyFile(old);
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  EXPECT_EQ(before->stop_reason, "");
+  {
+    Result<std::unique_ptr<StudyFile>> file = StudyFile::Reopen(old, before->config);
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    ASSERT_TRUE((*file)->RecordStopReason("the target was reached").ok());
+  }
+  EXPECT_EQ(ReadStudyFile(old)->stop_reason, "the target was reached");
+}
+
 TEST(TableLayout, ParameterColumnTypesFollowTheirValues) {
   const StudyConfig config = Config("x.h5");
   EXPECT_EQ(ParamColumnType(*config.space.Find("lr")), ColumnType::kFloat64);

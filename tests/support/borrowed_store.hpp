@@ -13,6 +13,7 @@ class BorrowedStore : public StudyStore {
   Status AppendIntermediate(const IntermediateValue& v) override { return target_->AppendIntermediate(v); }
   void DeferFlush(bool defer) override { target_->DeferFlush(defer); }
   Status Flush() override { return target_->Flush(); }
+  Status RecordStopReason(const std::string& reason) override { return target_->RecordStopReason(reason); }
 
  private:
   StudyStore* target_;

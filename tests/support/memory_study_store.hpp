@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <string>
 #include <vector>
 
 #include "study/study_store.hpp"
@@ -24,13 +25,20 @@ class MemoryStudyStore : public StudyStore {
     return Status::Ok();
   }
 
+  Status RecordStopReason(const std::string& reason) override {
+    stop_reason_ = reason;
+    return Status::Ok();
+  }
+
   const std::vector<TrialRecord>& trials() const { return trials_; }  // one row per trial, in first-put order
+  const std::string& stop_reason() const { return stop_reason_; }
   const std::vector<IntermediateValue>& intermediate() const { return intermediate_; }
 
  private:
   std::vector<TrialRecord> trials_;
   std::vector<IntermediateValue> intermediate_;
   std::map<std::int64_t, size_t> row_of_;  // trial number -> index in trials_
+  std::string stop_reason_;
 };
 
 }  // namespace cleansweep::testing
