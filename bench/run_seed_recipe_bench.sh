@@ -17,7 +17,10 @@
 # previous trial's end to its start: the result's way back, sampling, the next launch); and
 # idle_s = wall - train_s / 2, the wall time a worker did not spend training (start-up, the
 # overheads, and the end of the sweep, when one worker waits for the other's last trial). Prints
-# one line per run and the medians per set-up.
+# one line per run and the medians per set-up. core_share, the median of a trial's CPU seconds over
+# its wall seconds, shows whether trials had their core to themselves (about 1 with one thread
+# each): nothing else may run on the machine meanwhile, not even at a low nice value (with
+# autogroup scheduling, another session's processes get an equal share whatever their nice).
 # With KEEP_DIR, the study files, logs and the recipe's JSON lines stay there.
 #   bench/run_seed_recipe_bench.sh [BUILD_DIR] [SEEDS] [TRIALS] [KEEP_DIR]
 set -euo pipefail
@@ -97,12 +100,13 @@ for seed in range(1, seeds + 1):
                      "best": done["value"].max(),
                      "launch_s": (done["end"] - done["start"] - done["train_seconds"]).median(),
                      "gap_ms": 1e3 * (t["start"] - t["free"]).median(),
-                     "idle_s": (ended - began) - done["train_seconds"].sum() / 2})
+                     "idle_s": (ended - began) - done["train_seconds"].sum() / 2,
+                     "core_share": (done["cpu_seconds"] / (done["end"] - done["start"])).median()})
 r = pd.DataFrame(rows)
 pd.set_option("display.width", 200)
 print(r.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
 print("\nmedian over seeds:")
-m = r.groupby("setup", sort=False)[["wall_s", "train_s", "first_0.80_s", "best", "launch_s", "gap_ms", "idle_s"]].median()
+m = r.groupby("setup", sort=False)[["wall_s", "train_s", "first_0.80_s", "best", "launch_s", "gap_ms", "idle_s", "core_share"]].median()
 print(m.to_string(float_format=lambda v: f"{v:.3f}"))
 for setup in ("spawn", "forkserver"):
     ratio = (r[r.setup == setup].set_index("seed")["wall_s"] / r[r.setup == "python"].set_index("seed")["wall_s"])

@@ -15,7 +15,8 @@ one with the totals. Times are Unix seconds: start just before the process start
 joined, free when the trial's slot became free (the end of the trial before it there; null for the
 first trials), as a cleansweep study's datetime_start, datetime_end and datetime_worker_free.
 train_seconds is what the child spent from building the model to its last validation, as the
-bundled trainer's train_seconds attribute.
+bundled trainer's train_seconds attribute; cpu_seconds the child's CPU time, all of it, as a
+cleansweep study's cpu_seconds.
 
 usage: seed_recipe.py --seed S [--trials 24] [--workers 2] [--epochs 3] [--start-method spawn]
 """
@@ -25,6 +26,7 @@ import multiprocessing as mp
 import multiprocessing.connection
 import os
 import queue
+import resource
 import sys
 import time
 
@@ -91,7 +93,9 @@ def train(params, epochs, threads, results):
             correct = sum(int((model(x_val[s:s + 1000]).argmax(1) == y_val[s:s + 1000]).sum())
                           for s in range(0, len(x_val), 1000))
         accuracy = correct / len(x_val)
-    results.put((accuracy, time.perf_counter() - started))
+    seconds = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # the whole child: interpreter, imports, data, training
+    results.put((accuracy, seconds, usage.ru_utime + usage.ru_stime))
 
 
 def suggest(trial):
@@ -142,9 +146,9 @@ def main():
         for sentinel in mp.connection.wait(list(running)):
             trial, params, process, results, start, slot_free = running.pop(sentinel)
             try:
-                value, train_seconds = results.get(timeout=10)
+                value, train_seconds, cpu_seconds = results.get(timeout=10)
             except queue.Empty:
-                value, train_seconds = None, float("nan")
+                value, train_seconds, cpu_seconds = None, float("nan"), float("nan")
             process.join()
             end = time.time()
             free.append(end)
@@ -154,7 +158,7 @@ def main():
             else:
                 study.tell(trial, value)
             print(json.dumps({"number": trial.number, "start": start, "end": end, "value": value,
-                              "train_seconds": train_seconds, "free": slot_free, "exit_code": process.exitcode,
+                              "train_seconds": train_seconds, "cpu_seconds": cpu_seconds, "free": slot_free, "exit_code": process.exitcode,
                               "params": params}), flush=True)
     print(json.dumps({"began": began, "ended": time.time(), "failed": failed}), flush=True)
     return 1 if failed else 0
