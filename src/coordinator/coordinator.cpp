@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <iomanip>
-#include <sstream>
+
+#include "util/number_format.hpp"
 
 namespace cleansweep {
 namespace {
@@ -131,16 +131,10 @@ Status Coordinator::CheckStopWhen() {
   if (!stop_when_reason_.empty() || (!when.target && !when.no_improvement)) return Status::Ok();
   const std::optional<TrialRecord>& best = ledger_.best();
   const bool maximize = config_.study.direction == Direction::kMaximize;
-  const auto value = [&](double v) {
-    std::ostringstream text;
-    text << config_.study.metric << " = " << std::setprecision(6) << v;
-    return text.str();
-  };
+  const auto value = [&](double v) { return config_.study.metric + " = " + FormatDouble(v); };
   if (when.target && best && (maximize ? *best->value >= *when.target : *best->value <= *when.target)) {
-    std::ostringstream target;
-    target << std::setprecision(6) << *when.target;
     stop_when_reason_ = "the target was reached: trial " + std::to_string(best->number) + " has " +
-                        value(*best->value) + " (study.stop_when.target: " + target.str() + ")";
+                        value(*best->value) + " (study.stop_when.target: " + FormatDouble(*when.target) + ")";
   } else if (when.no_improvement && ledger_.since_best() >= *when.no_improvement) {
     stop_when_reason_ = "no improvement in the last " + std::to_string(ledger_.since_best()) + " trials" +
                         (best ? " (best: trial " + std::to_string(best->number) + ", " + value(*best->value) + ")"

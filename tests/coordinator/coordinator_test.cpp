@@ -571,7 +571,7 @@ TEST(CoordinatorStopWhen, ATargetReachedStartsNoNewTrialsAndLetsRunningOnesFinis
   EXPECT_LT(summary->finished, 500);
   const std::string expected = "the target was reached: trial " + std::to_string(summary->best->number);
   EXPECT_EQ(summary->stopped_early.rfind(expected, 0), 0u) << summary->stopped_early;
-  EXPECT_NE(summary->stopped_early.find("(study.stop_when.target: 40)"), std::string::npos);
+  EXPECT_NE(summary->stopped_early.find("(study.stop_when.target: 40.0)"), std::string::npos);
   EXPECT_EQ(sweep.store()->stop_reason(), summary->stopped_early);
   EXPECT_NE(sweep.progress_text.find("stopping early: the target was reached"), std::string::npos);
   // The first trial to reach it, and after it only what was already handed out (a running trial

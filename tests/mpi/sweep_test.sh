@@ -523,7 +523,7 @@ PY
     toy_config sw 300 "{kind: random, seed: 4}" "ok"
     sed -i 's/n_trials: 300,/n_trials: 300, stop_when: {target: 1.0},/' sw.yaml
     "${mpi[@]}" -np 3 "$bin/cleansweep" run sw.yaml --progress lines > out.txt || fail "run exited $?"
-    grep -q "^stopping early: the target was reached: trial [0-9]* has value = 1.0[0-9]* (study.stop_when.target: 1)" out.txt ||
+    grep -q "^stopping early: the target was reached: trial [0-9]* has value = 1.0[0-9]* (study.stop_when.target: 1.0)" out.txt ||
       fail "no message when it stopped: $(tail -5 out.txt)"
     grep -q "^stopped early: the target was reached" out.txt || fail "no closing line: $(tail -3 out.txt)"
     "$bin/cleansweep" show sw.h5 > show.txt
