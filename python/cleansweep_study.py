@@ -6,8 +6,10 @@ packages python3-h5py and python3-pandas).
     study = load_study("results/fashion-quick.h5")     # also while the sweep runs
     study.trials                # one row per trial, indexed by number
     study.trials["param_lr"]    # a parameter column, typed from the search space
-    study.completed()           # the COMPLETE trials, best first
+    study.completed()           # the COMPLETE trials, best first (by the first metric)
     study.best_trial            # a Series, or None when no trial completed
+    study.metrics               # [(name, direction), ...]: one, or several for a multi-metric study
+    study.pareto_front          # a multi-metric study's Pareto-optimal trials (the `pareto` column)
     study.intermediate          # trial, step, value, time: one row per report
     study.curves()              # learning curves: one row per step, one column per trial
     study.attrs                 # direction, metric, sampler, seed, config (YAML text), ...
@@ -21,7 +23,8 @@ before it existed), `duration` in seconds, the run fields
 (`worker`, `host`, `gpu`, `exit_code`, `signal`, `peak_rss_kb`, `attempt`, `retry_of`, `enqueued`,
 `sampler_ms`, `last_step`, `reason`, `output_tail`), what each trial cost (`cpu_seconds`, `gpu_seconds`,
 `energy_j`; NaN when unknown, and in files written before them) and `attrs`, the trial's user attributes as a
-dict. `user_attrs()` spreads those into columns. docs/study-format.md describes the file itself.
+dict. A study of several metrics also has `value_<metric>` per metric (`value` is the first's) and `pareto`
+(bool: on the Pareto front of the COMPLETE trials). `user_attrs()` spreads those into columns. docs/study-format.md describes the file itself.
 """
 
 import json
@@ -59,6 +62,23 @@ class Study:
     @property
     def metric(self):
         return self.attrs.get("metric", "value")
+
+    @property
+    def metrics(self):
+        """The objectives as (name, direction) pairs, in the config's order."""
+        if "metrics" in self.attrs:  # files since issue 18
+            return [(m["name"], m["direction"]) for m in json.loads(self.attrs["metrics"])]
+        return [(self.metric, self.direction)]
+
+    @property
+    def pareto_front(self):
+        """A multi-metric study's Pareto-optimal COMPLETE trials, by the first metric best first;
+        for a single metric, the best trial(s)."""
+        if "pareto" in self.trials:
+            front = self.trials[self.trials["pareto"]]
+            return front.sort_values("value", ascending=self.direction != "maximize", kind="stable")
+        done = self.completed()
+        return done[done["value"] == done["value"].iloc[0]] if not done.empty else done
 
     @property
     def param_names(self):
@@ -279,6 +299,8 @@ def load_study(path, retries=5, timeout=5.0):
         if name not in raw.dtype.names:  # files written before the cost columns: unknown
             trials[name] = np.nan
     trials["enqueued"] = trials["enqueued"].astype(bool)
+    if "pareto" in trials:
+        trials["pareto"] = trials["pareto"].astype(bool)
     trials["attrs"] = cells
     trials = trials.set_index("number", drop=False).rename_axis(None)
 
@@ -290,6 +312,9 @@ def load_study(path, retries=5, timeout=5.0):
             "time": pd.to_datetime(np.asarray(raw_steps["time"], dtype="float64"), unit="s", utc=True),
         }
     )
+    for name in raw_steps.dtype.names:  # a multi-metric study's value_<metric>, NaN where not reported
+        if name.startswith("value_"):
+            steps[name] = np.asarray(raw_steps[name], dtype="float64")
     return Study(path, attrs, space, trials, steps)
 
 

@@ -46,8 +46,12 @@ class Trial:
         return self._pipe is not None
 
     def report(self, step, value):
-        """An intermediate value of the objective at `step` (an epoch, say)."""
-        self._send({"step": int(step), "value": _finite(value)})
+        """An intermediate value of the objective at `step` (an epoch, say). In a study of several
+        metrics, a dict of them by name (the first metric at least: pruning uses it)."""
+        if isinstance(value, dict):
+            self._send({"step": int(step), "values": {str(k): _finite(v) for k, v in value.items()}})
+        else:
+            self._send({"step": int(step), "value": _finite(value)})
 
     def should_prune(self):
         """True once the sweep has pruned this trial: stop and exit normally. Never blocks."""
@@ -69,8 +73,13 @@ class Trial:
         self._send({"attrs": attrs})
 
     def finish(self, value):
-        """The final objective. Call once, then exit with status 0."""
-        self._send({"value": _finite(value)})
+        """The final objective. Call once, then exit with status 0. In a study of several metrics,
+        a dict with every metric the trial reports, by name: trial.finish({"val_accuracy": 0.91,
+        "latency_ms": 12.5})."""
+        if isinstance(value, dict):
+            self._send({"values": {str(k): _finite(v) for k, v in value.items()}})
+        else:
+            self._send({"value": _finite(value)})
 
     def report_out_of_memory(self, kind="gpu", message=""):
         """Tells the sweep this trial ran out of memory ("gpu" or "host"); then sys.exit(EXIT_OUT_OF_MEMORY)."""

@@ -143,6 +143,13 @@ class Trial {
   }
   // The final objective. Call once, then exit 0.
   void Finish(double value) { Send("{\"value\": " + Number(value) + "}"); }
+  // A study of several metrics (study.metrics): every metric the trial reports, by name, once:
+  //   trial.Finish({{"val_accuracy", 0.91}, {"latency_ms", 12.5}});
+  void Finish(const std::map<std::string, double>& values) { Send("{\"values\": " + Object(values) + "}"); }
+  // Intermediate values of several metrics at `step`; the first metric must be among them.
+  void Report(std::int64_t step, const std::map<std::string, double>& values) {
+    Send("{\"step\": " + std::to_string(step) + ", \"values\": " + Object(values) + "}");
+  }
   // Tells the sweep this trial ran out of memory ("gpu" or "host"); then exit(kExitOutOfMemory).
   void ReportOutOfMemory(const std::string& kind, const std::string& message) {
     Send("{\"oom\": " + Quote(kind) + ", \"message\": " + Quote(message) + "}");
@@ -172,6 +179,12 @@ class Trial {
     std::snprintf(buf, sizeof buf, "%.15g", v);  // the shortest form that reads back exactly
     if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
     return buf;
+  }
+
+  static std::string Object(const std::map<std::string, double>& values) {
+    std::string out = "{";
+    for (const auto& [name, v] : values) out += (out.size() > 1 ? ", " : "") + Quote(name) + ": " + Number(v);
+    return out + "}";
   }
 
   static std::string Quote(const std::string& s) {

@@ -175,6 +175,9 @@ int RunCoordinator(const RunArgs& args, MpiJob* job) {
   if (summary->best) {
     std::printf("best: trial %lld, %s = %.6g\n", static_cast<long long>(summary->best->number),
                 config.study.metric.c_str(), *summary->best->value);
+  } else if (!summary->pareto_front.empty()) {
+    std::printf("Pareto front: %zu trials; see them with: cleansweep show %s\n", summary->pareto_front.size(),
+                config.study.storage.c_str());
   } else {
     std::printf("no trial completed; see the reasons with: cleansweep show %s\n", config.study.storage.c_str());
   }

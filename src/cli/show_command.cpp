@@ -44,6 +44,47 @@ void PrintTop(const StudyData& study, int top) {
   }
 }
 
+// A multi-metric study's Pareto front as the file marks it (the pareto column), best first by the
+// first metric.
+void PrintFront(const StudyData& study) {
+  const StudyOptions& options = study.config.study;
+  std::vector<const TrialRecord*> front;
+  int complete = 0;
+  for (const TrialRecord& r : study.trials) {
+    if (r.state != TrialState::kComplete || r.values.size() != options.metrics.size()) continue;
+    ++complete;
+    if (r.pareto) front.push_back(&r);
+  }
+  if (front.empty()) {
+    std::printf("no trial completed yet\n");
+    return;
+  }
+  const bool maximize = options.metrics.front().direction == Direction::kMaximize;
+  std::stable_sort(front.begin(), front.end(), [&](const TrialRecord* a, const TrialRecord* b) {
+    return maximize ? a->values[0] > b->values[0] : a->values[0] < b->values[0];
+  });
+  std::vector<const ParamSpec*> columns;
+  for (const ParamSpec& spec : study.config.space.params()) {
+    if (spec.kind != ParamKind::kFixed) columns.push_back(&spec);
+  }
+  std::printf(
+      "\nPareto front: %zu of %d completed trials (no other is at least as good in every metric and "
+      "better in one)\n%6s",
+      front.size(), complete, "trial");
+  for (const Metric& m : options.metrics) std::printf("  %12s", Utf8Prefix(m.name, 12).c_str());
+  for (const ParamSpec* spec : columns) std::printf("  %12s", Utf8Prefix(spec->name, 12).c_str());
+  std::printf("  %9s\n", "duration");
+  for (const TrialRecord* r : front) {
+    std::printf("%6lld", static_cast<long long>(r->number));
+    for (const double v : r->values) std::printf("  %12.6g", v);
+    for (const ParamSpec* spec : columns) {
+      const auto it = r->params.find(spec->name);
+      std::printf("  %12s", it == r->params.end() ? "-" : Utf8Prefix(FormatValue(it->second), 12).c_str());
+    }
+    std::printf("  %8.1fs\n", r->duration());
+  }
+}
+
 // The coordinator's cost of choosing parameters, per trial.
 void PrintSamplerTime(const StudyData& study) {
   std::vector<double> ms;
@@ -96,8 +137,11 @@ int ShowCommand(const ShowArgs& args) {
   Result<StudyData> study = ReadStudyFile(args.study);
   if (!study.ok()) return PrintError(study.status());
   const StudyConfig& c = study->config;
-  std::printf("study %s (%s %s) in %s\n", c.study.name.c_str(), DirectionName(c.study.direction),
-              c.study.metric.c_str(), args.study.c_str());
+  std::string objectives;
+  for (const Metric& m : c.study.metrics) {
+    objectives += (objectives.empty() ? "" : ", ") + std::string(DirectionName(m.direction)) + " " + m.name;
+  }
+  std::printf("study %s (%s) in %s\n", c.study.name.c_str(), objectives.c_str(), args.study.c_str());
   std::printf("sampler %s (seed %lld), created %s by cleansweep %s\n", study->sampler.c_str(), study->seed,
               study->created.c_str(), study->cleansweep_version.c_str());
   if (c.study.shard.sharded()) {
@@ -142,6 +186,10 @@ int ShowCommand(const ShowArgs& args) {
   PrintSamplerTime(*study);
   PrintIdleGaps(*study);
   PrintCost(*study);
+  if (c.study.multi_objective()) {
+    PrintFront(*study);
+    return kExitOk;
+  }
   const TrialRecord* best = nullptr;
   for (const TrialRecord& r : study->trials) {
     if (r.state != TrialState::kComplete || !r.value) continue;

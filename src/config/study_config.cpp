@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -49,11 +50,73 @@ Status ApplyOverride(const std::string& text, YAML::Node root, std::set<std::str
   return Status::Ok();
 }
 
+bool IsMetricName(const std::string& name) {
+  if (name.empty() || name.size() > 64 || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (const char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+std::string RecordedMetricList() {
+  std::string list;
+  for (const char* name : kRecordedMetrics) list += (list.empty() ? "" : ", ") + std::string(name);
+  return list;
+}
+
+// study.metrics: [{name: ..., direction: ...}, ...], instead of metric and direction.
+Status ParseMetrics(const YamlReader& r, const YAML::Node& node, StudyOptions* out) {
+  const YAML::Node list = node["metrics"];
+  if (node["metric"] || node["direction"]) {
+    return r.Error(list, "study.metrics",
+                   "give either metrics (a list) or metric and direction (one metric), not both");
+  }
+  if (!list.IsSequence() || list.size() == 0) {
+    return r.Error(list, "study.metrics",
+                   "must be a list of {name: ..., direction: minimize|maximize}, e.g. [{name: val_accuracy, "
+                   "direction: maximize}, {name: latency_ms, direction: minimize}]");
+  }
+  out->metrics.clear();
+  std::set<std::string> seen;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string key = "study.metrics[" + std::to_string(i) + "]";
+    CS_RETURN_IF_ERROR(r.ExpectMap(list[i], key));
+    CS_RETURN_IF_ERROR(r.CheckKeys(list[i], key, {"name", "direction"}));
+    const ConfigSection item(r, list[i], key);
+    if (!item.Has("name") || !item.Has("direction")) return r.Error(list[i], key, "needs a name and a direction");
+    Metric metric;
+    CS_RETURN_IF_ERROR(item.Read("name", &metric.name));
+    if (!IsMetricName(metric.name)) {
+      return item.Error("name", "'" + metric.name +
+                                    "' is not a metric name: letters, digits and _ (not first), at most 64 (it "
+                                    "becomes the column value_" +
+                                    metric.name + ")");
+    }
+    if (!seen.insert(metric.name).second) return item.Error("name", "'" + metric.name + "' is named twice");
+    std::string direction;
+    CS_RETURN_IF_ERROR(item.Read("direction", &direction));
+    if (direction != "minimize" && direction != "maximize") {
+      return item.Error("direction", "must be minimize or maximize, got '" + direction + "'");
+    }
+    metric.direction = direction == "maximize" ? Direction::kMaximize : Direction::kMinimize;
+    out->metrics.push_back(std::move(metric));
+  }
+  if (IsRecordedMetric(out->metrics.front().name)) {
+    return r.Error(list[0], "study.metrics[0]",
+                   "the first metric must be one the trial reports (pruning and progress use it); '" +
+                       out->metrics.front().name + "' is a recorded figure (" + RecordedMetricList() +
+                       "): list it later");
+  }
+  out->metric = out->metrics.front().name;
+  out->direction = out->metrics.front().direction;
+  return Status::Ok();
+}
+
 Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out) {
   if (!node) return r.Error(node, "study", "missing: a config needs a `study:` section with at least a name");
   CS_RETURN_IF_ERROR(r.CheckKeys(node, "study",
-                                 {"name", "direction", "metric", "n_trials", "time_budget", "stop_when", "storage",
-                                  "shard", "report_every", "trials_dir"}));
+                                 {"name", "direction", "metric", "metrics", "n_trials", "time_budget", "stop_when",
+                                  "storage", "shard", "report_every", "trials_dir"}));
   if (!node["name"]) return r.Error(node, "study.name", "missing: every study needs a name");
   Result<std::string> name = r.String(node["name"], "study.name");
   if (!name.ok()) return name.status();
@@ -69,6 +132,8 @@ Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out
   }
   out->direction = direction == "maximize" ? Direction::kMaximize : Direction::kMinimize;
   CS_RETURN_IF_ERROR(study.Read("metric", &out->metric));
+  out->metrics = {Metric{out->metric, out->direction}};
+  if (study.Has("metrics")) CS_RETURN_IF_ERROR(ParseMetrics(r, node, out));
   CS_RETURN_IF_ERROR(study.Read("n_trials", &out->n_trials, 1));
   CS_RETURN_IF_ERROR(study.Read("time_budget", &out->time_budget, Millis(1)));
   if (study.Has("stop_when")) {
@@ -83,6 +148,10 @@ Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out
       out->stop_when.no_improvement = n;
     }
     if (stop.Has("target")) {
+      if (out->multi_objective()) {
+        return stop.Error("target", "applies to a study of one metric; this one has " +
+                                        std::to_string(out->metrics.size()) + " (use no_improvement)");
+      }
       double target = 0;
       CS_RETURN_IF_ERROR(stop.Read("target", &target));
       if (!std::isfinite(target)) return stop.Error("target", "must be a finite number");
@@ -115,19 +184,27 @@ const std::map<std::string, std::set<std::string>>& SamplerKeys() {
        {"n_startup_trials", "n_ei_candidates", "gamma", "gamma_max", "prior_weight", "multivariate", "constant_liar"}},
       {"sobol", {"scramble"}},
       {"cmaes", {"n_startup_trials", "sigma0", "popsize"}},
+      {"nsga2", {"population_size", "crossover_prob", "swapping_prob", "mutation_prob"}},
   };
   return keys;
+}
+
+// Samplers that search several metrics at once; the others model one objective.
+bool AcceptsSeveralMetrics(const std::string& kind) {
+  return kind == "random" || kind == "grid" || kind == "sobol" || kind == "nsga2";
 }
 
 Status ParseSampler(const YamlReader& r, const YAML::Node& node, SamplerOptions* out) {
   if (!node) return Status::Ok();
   CS_RETURN_IF_ERROR(r.CheckKeys(node, "sampler",
                                  {"kind", "seed", "n_startup_trials", "n_ei_candidates", "gamma", "gamma_max",
-                                  "prior_weight", "multivariate", "constant_liar", "scramble", "sigma0", "popsize"}));
+                                  "prior_weight", "multivariate", "constant_liar", "scramble", "sigma0", "popsize",
+                                  "population_size", "crossover_prob", "swapping_prob", "mutation_prob"}));
   const ConfigSection sampler(r, node, "sampler");
   CS_RETURN_IF_ERROR(sampler.Read("kind", &out->kind));
   if (!SamplerKeys().count(out->kind)) {
-    return sampler.Error("kind", "unknown sampler '" + out->kind + "' (available: random, grid, tpe, sobol, cmaes)");
+    return sampler.Error("kind",
+                         "unknown sampler '" + out->kind + "' (available: random, grid, tpe, sobol, cmaes, nsga2)");
   }
   const std::set<std::string>& allowed = SamplerKeys().at(out->kind);
   for (const auto& item : node) {
@@ -154,6 +231,16 @@ Status ParseSampler(const YamlReader& r, const YAML::Node& node, SamplerOptions*
   CS_RETURN_IF_ERROR(sampler.Read("scramble", &out->scramble));
   CS_RETURN_IF_ERROR(sampler.Read("prior_weight", &out->prior_weight));
   if (sampler.Has("prior_weight") && !(out->prior_weight > 0)) return sampler.Error("prior_weight", "must be > 0");
+  CS_RETURN_IF_ERROR(sampler.Read("population_size", &out->population_size, 2, kMaxCount));
+  for (const auto& [key, field] :
+       {std::pair{"crossover_prob", &out->crossover_prob}, std::pair{"swapping_prob", &out->swapping_prob},
+        std::pair{"mutation_prob", &out->mutation_prob}}) {
+    CS_RETURN_IF_ERROR(sampler.Read(key, field));
+    if (sampler.Has(key) && !(*field >= 0 && *field <= 1)) return sampler.Error(key, "must be in [0, 1]");
+  }
+  if (sampler.Has("mutation_prob") && out->mutation_prob == 0) {
+    return sampler.Error("mutation_prob", "must be in (0, 1]; leave it out for 1 / (number of parameters)");
+  }
   return Status::Ok();
 }
 
@@ -376,6 +463,57 @@ Status ParseEnqueue(const YamlReader& r, const YAML::Node& node, const StudyConf
 
 }  // namespace
 
+bool IsRecordedMetric(const std::string& name) {
+  for (const char* recorded : kRecordedMetrics) {
+    if (name == recorded) return true;
+  }
+  return false;
+}
+
+double RecordedFigure(const std::string& name, const TrialRecord& r) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (name == "trial_seconds") return r.state == TrialState::kRunning ? nan : r.duration();
+  if (name == "cpu_seconds") return r.cpu_seconds;
+  if (name == "gpu_seconds") return r.gpu_seconds;
+  if (name == "energy_j") return r.energy_j;
+  if (name == "peak_rss_mb") return r.peak_rss_kb > 0 ? static_cast<double>(r.peak_rss_kb) / 1024 : nan;
+  if (name == "gpu_mem_peak_mb") return r.gpu_mem_peak_mb;
+  CS_CHECK(false && "not a recorded metric");
+  return nan;
+}
+
+void StudyOptions::FillValues(const std::vector<double>& reported, TrialRecord* record) const {
+  record->values.clear();
+  if (!multi_objective() || record->state != TrialState::kComplete) return;
+  size_t next_reported = 0;
+  std::string unknown;
+  for (const Metric& m : metrics) {
+    double v = std::numeric_limits<double>::quiet_NaN();
+    if (!IsRecordedMetric(m.name)) {
+      if (next_reported < reported.size()) v = reported[next_reported];
+      ++next_reported;
+    } else {
+      v = RecordedFigure(m.name, *record);
+      if (!std::isfinite(v)) unknown += (unknown.empty() ? "" : ", ") + m.name;
+    }
+    record->values.push_back(v);
+  }
+  if (!unknown.empty()) {
+    record->state = TrialState::kFail;
+    record->reason = "its metric " + unknown +
+                     " is unknown on this worker (energy_j needs NVML and a GPU that counts energy; "
+                     "gpu_mem_peak_mb needs a GPU): its reported values are kept";
+  }
+}
+
+std::vector<std::string> StudyOptions::ReportedMetrics() const {
+  std::vector<std::string> out;
+  for (const Metric& m : metrics) {
+    if (!IsRecordedMetric(m.name)) out.push_back(m.name);
+  }
+  return out;
+}
+
 const char* DirectionName(Direction direction) { return direction == Direction::kMaximize ? "maximize" : "minimize"; }
 
 std::string TrialsRoot(const StudyOptions& study) {
@@ -431,6 +569,12 @@ Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& s
   config.source = source;
   CS_RETURN_IF_ERROR(ParseStudy(r, root["study"], &config.study));
   CS_RETURN_IF_ERROR(ParseSampler(r, root["sampler"], &config.sampler));
+  if (config.study.multi_objective() && !AcceptsSeveralMetrics(config.sampler.kind)) {
+    return r.Error(root["sampler"]["kind"], "sampler.kind",
+                   "the " + config.sampler.kind + " sampler optimises one metric and this study has " +
+                       std::to_string(config.study.metrics.size()) +
+                       " (study.metrics); samplers for several metrics: nsga2, random, grid, sobol");
+  }
   CS_RETURN_IF_ERROR(ParsePruner(r, root["pruner"], &config.pruner));
   Result<SearchSpace> space = ParseSpace(r, root["space"]);
   if (!space.ok()) return space.status();

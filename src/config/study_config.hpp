@@ -26,8 +26,25 @@ struct StopWhen {
   std::optional<double> target;                // a COMPLETE trial's value reached it (>= or <= by direction)
 };
 
+// One objective of the study (study.metrics, or the single metric/direction).
+struct Metric {
+  std::string name;
+  Direction direction = Direction::kMinimize;
+};
+
+// Figures every trial records that a study may also use as metrics (docs/samplers.md,
+// "Several metrics"): the trial does not report them; its worker fills them in.
+inline constexpr const char* kRecordedMetrics[] = {"trial_seconds", "cpu_seconds", "gpu_seconds",
+                                                   "energy_j",      "peak_rss_mb", "gpu_mem_peak_mb"};
+bool IsRecordedMetric(const std::string& name);
+// The recorded figure `name` of `record` (IsRecordedMetric(name) must hold); NaN where unknown.
+double RecordedFigure(const std::string& name, const TrialRecord& record);
+
 struct StudyOptions {  // study:
   std::string name;
+  // The objectives, in order; never empty. The first is the one pruning, `show`'s ranking of a
+  // single-metric study and the progress line use; `direction` and `metric` mirror it.
+  std::vector<Metric> metrics = {Metric{"value", Direction::kMinimize}};
   Direction direction = Direction::kMinimize;
   std::string metric = "value";  // what the objective is called in output
   std::int64_t n_trials = 100;
@@ -37,6 +54,14 @@ struct StudyOptions {  // study:
   Shard shard;                         // this run's part of the sweep (--shard K/N); storage gets "-shard-K-of-N"
   std::optional<Millis> report_every;  // rewrite the HTML report (<storage>.html) this often during a run
   std::string trials_dir;              // where NAME.trials/ goes; empty: beside the study file
+
+  bool multi_objective() const { return metrics.size() > 1; }
+  // The metrics the trial itself reports, in order (all but the recorded figures).
+  std::vector<std::string> ReportedMetrics() const;
+  // A multi-metric study's COMPLETE trial gets every metric's value in `record->values`, in study
+  // order: `reported` (in ReportedMetrics() order) and the recorded figures. One whose figure is
+  // unknown (energy without NVML) becomes FAIL, naming it. Single-metric studies keep `value` only.
+  void FillValues(const std::vector<double>& reported, TrialRecord* record) const;
 };
 
 // The folder that holds the study's trial folders (<root>/<number>/), absolute:
@@ -44,7 +69,7 @@ struct StudyOptions {  // study:
 std::string TrialsRoot(const StudyOptions& study);
 
 struct SamplerOptions {         // sampler:
-  std::string kind = "random";  // random | grid | tpe | sobol | cmaes
+  std::string kind = "random";  // random | grid | tpe | sobol | cmaes | nsga2
   std::uint64_t seed = 0;
   // tpe (docs/samplers.md compares each default with Optuna's)
   int n_startup_trials = 10;  // tpe, cmaes: random trials before the model takes over
@@ -59,6 +84,11 @@ struct SamplerOptions {         // sampler:
   // cmaes
   double sigma0 = 0.25;  // initial step size, as a fraction of each parameter's range
   int popsize = 0;       // 0: 4 + floor(3 ln n)
+  // nsga2 (docs/samplers.md)
+  int population_size = 50;     // parents kept, and the random trials before evolution starts
+  double crossover_prob = 0.9;  // a child is a crossover of two parents (else a copy of one)
+  double swapping_prob = 0.5;   // uniform crossover: each parameter from the second parent
+  double mutation_prob = 0;     // per parameter; 0: 1 / (number of parameters)
 };
 
 struct PrunerOptions {        // pruner: (docs/pruners.md)

@@ -136,9 +136,11 @@ Status Coordinator::CheckStopWhen() {
     stop_when_reason_ = "the target was reached: trial " + std::to_string(best->number) + " has " +
                         value(*best->value) + " (study.stop_when.target: " + FormatDouble(*when.target) + ")";
   } else if (when.no_improvement && ledger_.since_best() >= *when.no_improvement) {
+    const size_t front = ledger_.pareto_front().size();
     stop_when_reason_ = "no improvement in the last " + std::to_string(ledger_.since_best()) + " trials" +
                         (best ? " (best: trial " + std::to_string(best->number) + ", " + value(*best->value) + ")"
-                              : std::string(" (none completed)")) +
+                         : front > 0 ? " (the Pareto front has " + std::to_string(front) + " trials)"
+                                     : std::string(" (none completed)")) +
                         " (study.stop_when.no_improvement: " + std::to_string(*when.no_improvement) + ")";
   } else {
     return Status::Ok();
@@ -274,6 +276,7 @@ ProgressState Coordinator::State() const {
     s.best_value = ledger_.best()->value;
     s.best_number = ledger_.best()->number;
   }
+  if (config_.study.multi_objective()) s.front_size = static_cast<std::int64_t>(ledger_.pareto_front().size());
   s.elapsed_s = clock_->Now() - started_;
   return s;
 }
@@ -308,6 +311,7 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   const auto before = failures_.find(record.number);  // a rerun's chain so far
   const TrialLedger::Settled settled = ledger_.Settle(record, before == failures_.end() ? 0 : before->second);
   if (before != failures_.end()) failures_.erase(before);
+  CS_RETURN_IF_ERROR(WriteFrontChanges());
   CS_RETURN_IF_ERROR(CheckStopWhen());
   PendingProgress shown{record, State(), ""};
   if (settled.fate == TrialLedger::Fate::kRetry) {
@@ -351,6 +355,12 @@ Status Coordinator::Handle(const Envelope& envelope) {
   }
   return Status::RuntimeError(std::string("unexpected '") + TagName(TagOf(envelope.message)) + "' message from rank " +
                               std::to_string(envelope.source));
+}
+
+Status Coordinator::WriteFrontChanges() {
+  // Rows rewritten, not new ones: they go out with this turn's commit, uncounted.
+  for (const TrialRecord& changed : ledger_.TakeFrontChanges()) CS_RETURN_IF_ERROR(store_->PutTrial(changed));
+  return Status::Ok();
 }
 
 Status Coordinator::StageRow(const TrialRecord& record) {
@@ -476,6 +486,7 @@ Status Coordinator::RecordPrior() {
       retries += settled.fate == TrialLedger::Fate::kRetry;
     }
   }
+  CS_RETURN_IF_ERROR(WriteFrontChanges());
   finished_before_ = ledger_.finished();
   progress_->Message("resuming: " + std::to_string(ledger_.finished()) + " trials finished, " +
                      std::to_string(interrupted) + " interrupted and " + std::to_string(retries) +
@@ -574,6 +585,7 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
   summary_.complete = ledger_.complete();
   summary_.pruned = ledger_.pruned();
   summary_.best = ledger_.best();
+  summary_.pareto_front = ledger_.pareto_front();
   progress_->Finish(State());
   return summary_;
 }

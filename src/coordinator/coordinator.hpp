@@ -32,8 +32,9 @@ struct CoordinatorTiming {
 struct RunSummary {
   std::int64_t finished = 0;  // trials whose outcome is final (not interrupted, no retry to come)
   std::int64_t complete = 0;
-  std::int64_t pruned = 0;  // stopped by the pruner: not a failure
-  std::optional<TrialRecord> best;
+  std::int64_t pruned = 0;                // stopped by the pruner: not a failure
+  std::optional<TrialRecord> best;        // a single-metric study's
+  std::vector<TrialRecord> pareto_front;  // a multi-metric study's
   bool budget_reached = false;
   bool interrupted = false;         // a stop request ended the run early; `cleansweep resume` continues it
   std::string stopped_early;        // why study.stop_when ended the sweep before n_trials; "" if it did not
@@ -89,7 +90,9 @@ class Coordinator {
 
   Status SetUpWorkers(const std::string& trials_root);
   Status RecordPrior();
-  Status StageRow(const TrialRecord& record);  // PutTrial into the open group commit
+  Status StageRow(const TrialRecord& record);
+  // Rewrites the rows of trials that joined or left the Pareto front (their pareto column).
+  Status WriteFrontChanges();  // PutTrial into the open group commit
   // Ends the turn's group commit: one flush makes every row written since the last durable, then
   // the assignments and progress lines that waited on them go out.
   Status CommitTurn();

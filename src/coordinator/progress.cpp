@@ -28,6 +28,7 @@ std::string Progress::StatusLine(const ProgressState& s) {
     std::snprintf(buf, sizeof buf, " best %.6g (#%" PRId64 ")", *s.best_value, s.best_number);
     line += buf;
   }
+  if (s.front_size) line += " front " + std::to_string(*s.front_size);
   line += " elapsed " + Seconds(s.elapsed_s);
   if (s.done > s.done_before && s.done < s.total) {
     line += " ETA " +
@@ -38,7 +39,13 @@ std::string Progress::StatusLine(const ProgressState& s) {
 
 std::string Progress::TrialLine(const TrialRecord& r, const StudyConfig& config) {
   std::string line = "trial " + std::to_string(r.number) + " " + TrialStateName(r.state);
-  if (r.value) line += " " + config.study.metric + "=" + FormatValue(*r.value);
+  if (r.values.size() == config.study.metrics.size() && config.study.multi_objective()) {
+    for (size_t i = 0; i < r.values.size(); ++i) {
+      line += " " + config.study.metrics[i].name + "=" + FormatValue(r.values[i]);
+    }
+  } else if (r.value) {
+    line += " " + config.study.metric + "=" + FormatValue(*r.value);
+  }
   line += " in " + Seconds(r.duration()) + " on " + r.host + (r.gpu.empty() ? "" : " gpu " + r.gpu);
   std::string params;
   for (const ParamSpec& spec : config.space.params()) {

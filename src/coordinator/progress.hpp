@@ -20,6 +20,7 @@ struct ProgressState {
   std::int64_t failed = 0;  // finished in any state but COMPLETE and PRUNED
   std::optional<double> best_value;
   std::int64_t best_number = -1;
+  std::optional<std::int64_t> front_size;  // a multi-metric study: trials on its Pareto front
   double elapsed_s = 0;
 };
 

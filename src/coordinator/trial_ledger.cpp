@@ -1,5 +1,9 @@
 #include "coordinator/trial_ledger.hpp"
 
+#include <algorithm>
+
+#include "samplers/pareto.hpp"
+
 namespace cleansweep {
 
 TrialLedger::Settled TrialLedger::Settle(const TrialRecord& record, int failures_before, bool queue_rerun) {
@@ -19,7 +23,11 @@ TrialLedger::Settled TrialLedger::Settle(const TrialRecord& record, int failures
     ++since_best_;
     if (record.state == TrialState::kPruned) ++pruned_;
   }
-  if (record.state == TrialState::kComplete && record.value) {
+  if (record.state == TrialState::kComplete && config_.study.multi_objective() &&
+      record.values.size() == config_.study.metrics.size()) {
+    ++complete_;
+    if (AddToFront(record)) since_best_ = 0;
+  } else if (record.state == TrialState::kComplete && record.value && !config_.study.multi_objective()) {
     ++complete_;
     const bool better = !best_ || (config_.study.direction == Direction::kMaximize ? *record.value > *best_->value
                                                                                    : *record.value < *best_->value);
@@ -32,6 +40,48 @@ TrialLedger::Settled TrialLedger::Settle(const TrialRecord& record, int failures
   evidence.output_tail.clear();  // the sampler needs no logs
   history_->finished.push_back(std::move(evidence));
   return settled;
+}
+
+bool TrialLedger::AddToFront(const TrialRecord& record) {
+  const std::vector<Metric>& metrics = config_.study.metrics;
+  const Point point = Minimized(metrics, record.values);
+  bool improves = true;
+  for (const TrialRecord& member : front_) {
+    const Point other = Minimized(metrics, member.values);
+    if (Dominates(other, point)) {
+      if (record.pareto) {  // a stored row that said otherwise (a resumed study)
+        TrialRecord changed = record;
+        changed.pareto = false;
+        front_changes_[record.number] = std::move(changed);
+      }
+      return false;
+    }
+    improves = improves && !WeaklyDominates(other, point);
+  }
+  auto left = std::stable_partition(front_.begin(), front_.end(), [&](const TrialRecord& member) {
+    return !Dominates(point, Minimized(metrics, member.values));
+  });
+  for (auto it = left; it != front_.end(); ++it) {
+    it->pareto = false;
+    front_changes_[it->number] = *it;
+  }
+  front_.erase(left, front_.end());
+  TrialRecord joined = record;
+  joined.pareto = true;
+  front_.push_back(joined);
+  front_changes_[record.number] = std::move(joined);
+  return improves;
+}
+
+bool TrialLedger::OnFront(std::int64_t number) const {
+  return std::any_of(front_.begin(), front_.end(), [number](const TrialRecord& r) { return r.number == number; });
+}
+
+std::vector<TrialRecord> TrialLedger::TakeFrontChanges() {
+  std::vector<TrialRecord> out;
+  for (auto& [number, record] : front_changes_) out.push_back(std::move(record));
+  front_changes_.clear();
+  return out;
 }
 
 TrialLedger::Rerun TrialLedger::TakeRerun() {

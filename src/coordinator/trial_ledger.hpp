@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
+#include <vector>
 
 #include "config/study_config.hpp"
 #include "trial/trial_record.hpp"
@@ -50,10 +52,19 @@ class TrialLedger {
   std::int64_t finished() const { return finished_; }  // final outcomes
   std::int64_t complete() const { return complete_; }
   std::int64_t pruned() const { return pruned_; }
+  // A single-metric study's best COMPLETE trial; none in a multi-metric study (see pareto_front).
   const std::optional<TrialRecord>& best() const { return best_; }
-  // Final outcomes since the best trial ended (all of them while there is none): what
-  // study.stop_when.no_improvement counts.
+  // Final outcomes since the last improvement (all of them while there is none): what
+  // study.stop_when.no_improvement counts. One metric: a new best. Several: a trial that joined the
+  // Pareto front without an equal already on it, which is what raises the front's hypervolume.
   std::int64_t since_best() const { return since_best_; }
+  // A multi-metric study's Pareto front: its COMPLETE trials that no other dominates, in the order
+  // they joined, each with pareto set.
+  const std::vector<TrialRecord>& pareto_front() const { return front_; }
+  bool OnFront(std::int64_t number) const;
+  // Trials whose place on the front changed since the last call, with pareto as it is now: their
+  // rows must be written again (docs/study-format.md keeps the column current).
+  std::vector<TrialRecord> TakeFrontChanges();
 
  private:
   const StudyConfig& config_;
@@ -62,8 +73,13 @@ class TrialLedger {
   std::int64_t finished_ = 0;
   std::int64_t complete_ = 0;
   std::int64_t pruned_ = 0;
+  // A COMPLETE trial of a multi-metric study: updates the front; true when it improved it.
+  bool AddToFront(const TrialRecord& record);
+
   std::optional<TrialRecord> best_;
   std::int64_t since_best_ = 0;
+  std::vector<TrialRecord> front_;
+  std::map<std::int64_t, TrialRecord> front_changes_;
 };
 
 }  // namespace cleansweep

@@ -31,7 +31,7 @@ Status Pipe(UniqueFd* read_end, UniqueFd* write_end) {
 class ChildTrial : public TrialProcess {
  public:
   ChildTrial(const LaunchSpec& spec, OutputCapture capture, ChildRegistry* children, const Clock* clock)
-      : spec_(spec), capture_(std::move(capture)), children_(children), clock_(clock) {
+      : spec_(spec), capture_(std::move(capture)), reports_(spec.metrics), children_(children), clock_(clock) {
     outcome_.start_time = clock_->Now();  // again once the process exists
   }
   int ProcessGroup() const override { return static_cast<int>(pid_); }

@@ -33,12 +33,16 @@ void ClassifyOutcome(const ProtocolParser& reports, std::optional<TrialState> st
   const std::string limit_text =
       limit > 0 ? " (trial.memory_limit " + FormatByteSize(limit) + ", as " + memory.how + ")" : "";
   o->value = reports.final_value();
+  o->values = reports.final_values();
   o->attrs_json = reports.attrs().dump();
   o->last_step = reports.last_step();
   if (stop_state) {
     o->state = *stop_state;
     o->reason = stop_reason;
-    if (*stop_state == TrialState::kPruned) o->value = reports.last_value();  // what it was pruned on
+    if (*stop_state == TrialState::kPruned) {  // what it was pruned on: the first metric's last report
+      o->value = reports.last_value();
+      o->values.clear();
+    }
   } else if (reports.oom()) {
     o->state = *reports.oom() == "gpu" ? TrialState::kOomGpu : TrialState::kOomHost;
     o->reason = "out of " + std::string(*reports.oom() == "gpu" ? "GPU" : "host") + " memory" +

@@ -26,13 +26,15 @@ struct LaunchSpec {
   Millis kill_grace = Millis(10'000);
   std::int64_t log_limit_bytes = 16 << 20;
   int tail_lines = 20;
-  std::int64_t memory_limit_bytes = 0;  // RLIMIT_DATA of the trial; 0: none
+  std::int64_t memory_limit_bytes = 0;           // RLIMIT_DATA of the trial; 0: none
+  std::vector<std::string> metrics = {"value"};  // the metrics it reports (StudyOptions::ReportedMetrics())
 };
 
 // How a trial ended. The worker adds the parameters, host and GPU to make a TrialRecord.
 struct TrialOutcome {
   TrialState state = TrialState::kFail;
-  std::optional<double> value;
+  std::optional<double> value;  // the first metric's
+  std::vector<double> values;   // every reported metric's, when it reported its final values
   int exit_code = -1;
   int signal = 0;
   std::int64_t peak_rss_kb = 0;

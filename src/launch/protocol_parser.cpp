@@ -1,6 +1,8 @@
 #include "launch/protocol_parser.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "util/json_limits.hpp"
 #include "util/utf8.hpp"
@@ -11,6 +13,33 @@ namespace {
 bool IsFiniteNumber(const nlohmann::json& j) { return j.is_number() && std::isfinite(j.get<double>()); }
 
 }  // namespace
+
+std::string ProtocolParser::MetricList() const {
+  std::string list;
+  for (const std::string& m : metrics_) list += (list.empty() ? "" : ", ") + m;
+  return list;
+}
+
+bool ProtocolParser::ReadValues(const nlohmann::json& values, std::vector<double>* out) {
+  if (!values.is_object()) {
+    Fail("values must be a JSON object of metric names and numbers");
+    return false;
+  }
+  out->assign(metrics_.size(), std::numeric_limits<double>::quiet_NaN());
+  for (const auto& [name, v] : values.items()) {
+    const auto it = std::find(metrics_.begin(), metrics_.end(), name);
+    if (it == metrics_.end()) {
+      Fail("unknown metric '" + Utf8Prefix(name, 100) + "' (this study's reported metrics: " + MetricList() + ")");
+      return false;
+    }
+    if (!IsFiniteNumber(v)) {
+      Fail("metric '" + name + "' must be a finite number");
+      return false;
+    }
+    (*out)[static_cast<size_t>(it - metrics_.begin())] = v.get<double>();
+  }
+  return true;
+}
 
 void ProtocolParser::Fail(const std::string& message) {
   if (!error_) error_ = "report line " + std::to_string(line_number_) + ": " + message;
@@ -44,10 +73,13 @@ void ProtocolParser::ParseLine(const std::string& line, std::vector<StepValue>* 
   const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Fail("not a JSON object: " + Utf8Prefix(line, 200));
   for (const auto& [key, v] : j.items()) {
-    if (key != "value" && key != "step" && key != "attrs" && key != "oom" && key != "message") {
-      return Fail("unknown key '" + key + "' (known: value, step, attrs, oom, message)");
+    if (key != "value" && key != "values" && key != "step" && key != "attrs" && key != "oom" && key != "message") {
+      return Fail("unknown key '" + Utf8Prefix(key, 100) + "' (known: value, values, step, attrs, oom, message)");
     }
   }
+  if (j.contains("value") && j.contains("values")) return Fail("give value or values, not both");
+  std::vector<double> values;
+  if (j.contains("values") && !ReadValues(j["values"], &values)) return;
   if (j.contains("attrs")) {
     if (!j["attrs"].is_object()) return Fail("attrs must be a JSON object");
     attrs_.update(j["attrs"]);
@@ -64,17 +96,47 @@ void ProtocolParser::ParseLine(const std::string& line, std::vector<StepValue>* 
     if (!j["step"].is_number_integer() || j["step"].get<std::int64_t>() < 0) {
       return Fail("step must be a whole number >= 0");
     }
-    if (!j.contains("value") || !IsFiniteNumber(j["value"])) return Fail("an intermediate report needs a finite value");
-    const StepValue report{j["step"].get<std::int64_t>(), j["value"].get<double>()};
+    StepValue report{j["step"].get<std::int64_t>(), 0, {}};
+    if (j.contains("values")) {
+      if (std::isnan(values.front())) {
+        return Fail("an intermediate report needs the first metric, " + metrics_.front() + " (pruning uses it)");
+      }
+      report.value = values.front();
+      if (metrics_.size() > 1) report.values = std::move(values);
+    } else {
+      if (!j.contains("value") || !IsFiniteNumber(j["value"])) {
+        return Fail("an intermediate report needs a finite value");
+      }
+      report.value = j["value"].get<double>();
+      if (metrics_.size() > 1) {
+        report.values.assign(metrics_.size(), std::numeric_limits<double>::quiet_NaN());
+        report.values.front() = report.value;
+      }
+    }
     last_step_ = report.step;
     last_value_ = report.value;
     steps->push_back(report);
     return;
   }
-  if (j.contains("value")) {
-    if (!IsFiniteNumber(j["value"])) return Fail("the final value must be a finite number");
+  if (j.contains("value") || j.contains("values")) {
     if (final_value_) return Fail("a final value was already reported");
-    final_value_ = j["value"].get<double>();
+    if (j.contains("value")) {
+      if (metrics_.size() > 1) {
+        return Fail("this study's trials report several metrics (" + MetricList() +
+                    "): give them all as {\"values\": {\"" + metrics_.front() + "\": ..., ...}}");
+      }
+      if (!IsFiniteNumber(j["value"])) return Fail("the final value must be a finite number");
+      values = {j["value"].get<double>()};
+    }
+    std::string missing;
+    for (size_t i = 0; i < metrics_.size(); ++i) {
+      if (std::isnan(values[i])) missing += (missing.empty() ? "" : ", ") + metrics_[i];
+    }
+    if (!missing.empty()) {
+      return Fail("the final values lack " + missing + " (this study's reported metrics: " + MetricList() + ")");
+    }
+    final_value_ = values.front();
+    final_values_ = std::move(values);
   }
 }
 

@@ -12,7 +12,8 @@ namespace cleansweep {
 
 struct StepValue {
   std::int64_t step = 0;
-  double value = 0;
+  double value = 0;            // the first metric's
+  std::vector<double> values;  // with several reported metrics: each one's, NaN where not reported
 };
 
 // Feed it bytes as they arrive; it keeps the final value, attributes and an out-of-memory notice,
@@ -20,6 +21,12 @@ struct StepValue {
 // everything after it ignored.
 class ProtocolParser {
  public:
+  // `metrics`: the names the trial reports, in study order (StudyOptions::ReportedMetrics()). With
+  // one, `{"value": x}` reports it; with several, only `{"values": {...}}` with every name does.
+  explicit ProtocolParser(std::vector<std::string> metrics = {"value"}) : metrics_(std::move(metrics)) {
+    if (metrics_.empty()) metrics_ = {"value"};
+  }
+
   static constexpr size_t kMaxLineBytes = 1 << 20;
   static constexpr size_t kMaxAttrs = 1000;  // distinct top-level attr names; each becomes a column
 
@@ -28,7 +35,8 @@ class ProtocolParser {
   // End of stream: a last line without a newline is parsed too.
   void Finish(std::vector<StepValue>* steps);
 
-  const std::optional<double>& final_value() const { return final_value_; }
+  const std::optional<double>& final_value() const { return final_value_; }  // the first metric's
+  const std::vector<double>& final_values() const { return final_values_; }  // every metric's, once reported
   const nlohmann::json& attrs() const { return attrs_; }
   const std::optional<std::string>& oom() const { return oom_; }  // "gpu" or "host"
   const std::string& oom_message() const { return oom_message_; }
@@ -39,7 +47,12 @@ class ProtocolParser {
  private:
   void ParseLine(const std::string& line, std::vector<StepValue>* steps);
   void Fail(const std::string& message);
+  // Reads a "values" object into `out` (one slot per metric, NaN where absent); false after Fail.
+  bool ReadValues(const nlohmann::json& values, std::vector<double>* out);
+  std::string MetricList() const;
 
+  std::vector<std::string> metrics_;
+  std::vector<double> final_values_;
   std::string pending_;
   int line_number_ = 0;
   std::optional<double> final_value_;

@@ -2,6 +2,7 @@
 
 #include "samplers/cmaes_sampler.hpp"
 #include "samplers/grid_sampler.hpp"
+#include "samplers/nsga2_sampler.hpp"
 #include "samplers/random_sampler.hpp"
 #include "samplers/sobol_sampler.hpp"
 #include "samplers/tpe_sampler.hpp"
@@ -34,6 +35,9 @@ Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
   }
   if (options.kind == "cmaes") {
     return std::unique_ptr<Sampler>(std::make_unique<CmaesSampler>(config.space, options, config.study.direction));
+  }
+  if (options.kind == "nsga2") {
+    return std::unique_ptr<Sampler>(std::make_unique<Nsga2Sampler>(config.space, options, config.study.metrics));
   }
   if (options.kind == "tpe") {
     return std::unique_ptr<Sampler>(std::make_unique<TpeSampler>(config.space, options, config.study.direction));

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "study/table_layout.hpp"
 #include "util/json_limits.hpp"
 #include "util/number_format.hpp"
 
@@ -50,7 +51,12 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
     const nlohmann::json attrs = Attrs(r);
     for (const auto& item : attrs.items()) attr_names.insert(item.key());
   }
+  const StudyOptions& options = study.config.study;
   out << "number,state,value";
+  if (options.multi_objective()) {
+    for (const Metric& m : options.metrics) out << "," << CsvCell(MetricColumn(m.name));
+    out << ",pareto";
+  }
   for (const ParamSpec& spec : study.config.space.params()) out << "," << CsvCell("param_" + spec.name);
   for (const std::string& name : attr_names) out << "," << CsvCell("attr_" + name);
   out << ",datetime_start,datetime_end,duration,worker,host,gpu,exit_code,signal,peak_rss_kb,attempt,"
@@ -58,6 +64,10 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
          "datetime_worker_free,cpu_seconds,gpu_seconds,energy_j,reason,output_tail\n";
   for (const TrialRecord& r : study.trials) {
     out << r.number << "," << TrialStateName(r.state) << "," << (r.value ? Number(*r.value) : "");
+    if (options.multi_objective()) {
+      for (size_t i = 0; i < options.metrics.size(); ++i) out << "," << (i < r.values.size() ? Known(r.values[i]) : "");
+      out << "," << (r.pareto ? 1 : 0);
+    }
     for (const ParamSpec& spec : study.config.space.params()) {
       const auto it = r.params.find(spec.name);
       out << "," << (it == r.params.end() ? "" : CsvCell(FormatValue(it->second)));
@@ -82,13 +92,22 @@ void WriteJson(const StudyData& study, std::ostream& out) {
   doc["study"] = {{"name", study.config.study.name},
                   {"direction", DirectionName(study.config.study.direction)},
                   {"metric", study.config.study.metric},
+                  {"metrics", Json::array()},
                   {"sampler", study.sampler},
                   {"seed", study.seed},
                   {"cleansweep_version", study.cleansweep_version},
                   {"schema_version", study.schema_version},
                   {"created", study.created}};
+  for (const Metric& m : study.config.study.metrics) {
+    doc["study"]["metrics"].push_back({{"name", m.name}, {"direction", DirectionName(m.direction)}});
+  }
+  const bool several = study.config.study.multi_objective();
   Json trials = Json::array();
   for (const TrialRecord& r : study.trials) {
+    Json values = Json::object();  // a multi-metric study's values by name, and its place on the front
+    for (size_t i = 0; several && i < r.values.size(); ++i) {
+      values[study.config.study.metrics[i].name] = KnownJson(r.values[i]);
+    }
     trials.push_back({{"number", r.number},
                       {"state", TrialStateName(r.state)},
                       {"value", r.value ? Json(*r.value) : Json()},
@@ -118,11 +137,20 @@ void WriteJson(const StudyData& study, std::ostream& out) {
                       {"energy_j", KnownJson(r.energy_j)},
                       {"reason", r.reason},
                       {"output_tail", r.output_tail}});
+    if (several) {
+      trials.back()["values"] = std::move(values);
+      trials.back()["pareto"] = r.pareto;
+    }
   }
   doc["trials"] = std::move(trials);
   Json intermediate = Json::array();
   for (const IntermediateValue& v : study.intermediate) {
     intermediate.push_back({{"trial", v.trial}, {"step", v.step}, {"value", v.value}, {"time", v.time}});
+    if (const std::vector<std::string> reported = study.config.study.ReportedMetrics(); reported.size() > 1) {
+      Json values = Json::object();
+      for (size_t i = 0; i < v.values.size() && i < reported.size(); ++i) values[reported[i]] = KnownJson(v.values[i]);
+      intermediate.back()["values"] = std::move(values);
+    }
   }
   doc["intermediate"] = std::move(intermediate);
   // Trials' output and reasons are bytes, not always UTF-8: invalid bytes become U+FFFD.

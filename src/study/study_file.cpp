@@ -60,7 +60,7 @@ std::map<std::string, std::string> ConfigAttrs(const StudyConfig& config) {
   return {{"study_name", config.study.name}, {"direction", DirectionName(config.study.direction)},
           {"metric", config.study.metric},   {"sampler", config.sampler.kind},
           {"pruner", config.pruner.kind},    {"space", SpaceJson(config.space)},
-          {"config", config.yaml_text}};
+          {"config", config.yaml_text},      {"metrics", MetricsJson(config.study)}};
 }
 
 // HDF5 keeps a text attribute's bytes in its global heap, which has no checksum: the CRC-32 of
@@ -192,6 +192,7 @@ struct StudyFile::Impl {
   std::string path;
   StudyLock lock;
   SearchSpace space;
+  StudyOptions study;  // its metrics shape the tables
   RowLayout trials_layout;
   RowLayout intermediate_layout;
   h5::Handle file;
@@ -233,8 +234,9 @@ std::unique_ptr<StudyFile::Impl> StudyFile::Impl::Make(const std::string& path, 
   impl->path = path;
   impl->lock = std::move(lock);
   impl->space = config.space;
-  impl->trials_layout = TrialsLayout(config.space);
-  impl->intermediate_layout = IntermediateLayout();
+  impl->study = config.study;
+  impl->trials_layout = TrialsLayout(config.space, config.study);
+  impl->intermediate_layout = IntermediateLayout(config.study);
   impl->trials_type = CompoundType(impl->trials_layout);
   impl->intermediate_type = CompoundType(impl->intermediate_layout);
   // One row per write: a conversion buffer of a few rows, not HDF5's default 1 MiB, which it
@@ -349,7 +351,7 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
         if (type.valid() && H5Tget_member_index(type.get(), later) < 0) absent.insert(later);
       }
       if (!absent.empty()) {
-        file->trials_layout = TrialsLayout(file->space, absent);
+        file->trials_layout = TrialsLayout(file->space, file->study, absent);
         file->trials_type = CompoundType(file->trials_layout);
       }
     }
@@ -498,6 +500,13 @@ Status StudyFile::PutTrial(const TrialRecord& r) {
   row.Set("number", r.number);
   row.Set("state", std::string(TrialStateName(r.state)));
   row.Set("value", r.value.value_or(kNaN));
+  if (impl_->study.multi_objective()) {
+    const std::vector<Metric>& metrics = impl_->study.metrics;
+    for (size_t i = 0; i < metrics.size(); ++i) {
+      row.Set(MetricColumn(metrics[i].name), i < r.values.size() ? r.values[i] : kNaN);
+    }
+    row.Set("pareto", std::int64_t{r.pareto ? 1 : 0});
+  }
   for (const ParamSpec& spec : impl_->space.params()) SetParam(&row, spec, r.params);
   row.Set("datetime_start", r.start_time);
   row.Set("datetime_end", r.end_time);
@@ -538,6 +547,10 @@ Status StudyFile::AppendIntermediate(const IntermediateValue& v) {
   row.Set("step", v.step);
   row.Set("value", v.value);
   row.Set("time", v.time);
+  if (const std::vector<std::string> reported = impl_->study.ReportedMetrics(); reported.size() > 1) {
+    for (size_t i = 0; i < reported.size(); ++i)
+      row.Set(MetricColumn(reported[i]), i < v.values.size() ? v.values[i] : kNaN);
+  }
   return impl_->WriteRow(&impl_->pending_intermediate, std::move(row), impl_->intermediate_rows,
                          &impl_->intermediate_rows);
 }

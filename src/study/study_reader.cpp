@@ -194,6 +194,25 @@ Status ReadTrials(hid_t file, StudyData* study) {
       if (!optional[c].empty()) r.*kOptional[c].second = optional[c][i];
     }
   }
+  if (study->config.study.multi_objective()) {  // value_<metric> and pareto (docs/study-format.md)
+    const std::vector<Metric>& metrics = study->config.study.metrics;
+    std::vector<std::vector<double>> columns;
+    for (const Metric& m : metrics) {
+      auto column = ReadNumbers<double>(d, MetricColumn(m.name).c_str(), H5T_NATIVE_DOUBLE);
+      CS_RETURN_IF_ERROR(column.status());
+      CS_RETURN_IF_ERROR(CoversRows(column->size(), n, "/trials"));
+      columns.push_back(std::move(*column));
+    }
+    auto pareto = ReadNumbers<std::int32_t>(d, "pareto", H5T_NATIVE_INT32);
+    CS_RETURN_IF_ERROR(pareto.status());
+    CS_RETURN_IF_ERROR(CoversRows(pareto->size(), n, "/trials"));
+    for (size_t i = 0; i < n; ++i) {
+      TrialRecord& r = study->trials[i];
+      r.pareto = (*pareto)[i] != 0;
+      if (r.state != TrialState::kComplete) continue;
+      for (const std::vector<double>& column : columns) r.values.push_back(column[i]);
+    }
+  }
   for (const ParamSpec& spec : study->config.space.params()) {
     const std::string column = ParamColumn(spec.name);
     const ColumnType type = ParamColumnType(spec);
@@ -234,8 +253,18 @@ Status ReadIntermediate(hid_t file, StudyData* study) {
   for (const size_t size : {steps->size(), values->size(), times->size()}) {
     CS_RETURN_IF_ERROR(CoversRows(size, trials->size(), "/intermediate"));
   }
+  std::vector<std::vector<double>> columns;  // value_<metric>, with several reported metrics
+  if (const std::vector<std::string> reported = study->config.study.ReportedMetrics(); reported.size() > 1) {
+    for (const std::string& m : reported) {
+      auto column = ReadNumbers<double>(ds->get(), MetricColumn(m).c_str(), H5T_NATIVE_DOUBLE);
+      CS_RETURN_IF_ERROR(column.status());
+      CS_RETURN_IF_ERROR(CoversRows(column->size(), trials->size(), "/intermediate"));
+      columns.push_back(std::move(*column));
+    }
+  }
   for (size_t i = 0; i < trials->size(); ++i) {
-    study->intermediate.push_back({(*trials)[i], (*steps)[i], (*values)[i], (*times)[i]});
+    study->intermediate.push_back({(*trials)[i], (*steps)[i], (*values)[i], (*times)[i], {}});
+    for (const std::vector<double>& column : columns) study->intermediate.back().values.push_back(column[i]);
   }
   return Status::Ok();
 }

@@ -123,11 +123,15 @@ size_t ParamColumnLength(const ParamSpec& spec) {
   return longest;
 }
 
-RowLayout TrialsLayout(const SearchSpace& space, const std::set<std::string>& absent) {
+RowLayout TrialsLayout(const SearchSpace& space, const StudyOptions& study, const std::set<std::string>& absent) {
   RowLayout layout;
   layout.Add("number", ColumnType::kInt64);
   layout.Add("state", ColumnType::kString, kStateLength);
   layout.Add("value", ColumnType::kFloat64);
+  if (study.multi_objective()) {
+    for (const Metric& m : study.metrics) layout.Add(MetricColumn(m.name), ColumnType::kFloat64);
+    layout.Add("pareto", ColumnType::kInt32);
+  }
   for (const ParamSpec& spec : space.params()) {
     const ColumnType type = ParamColumnType(spec);
     layout.Add(ParamColumn(spec.name), type, type == ColumnType::kString ? ParamColumnLength(spec) : 0);
@@ -158,13 +162,23 @@ RowLayout TrialsLayout(const SearchSpace& space, const std::set<std::string>& ab
   return layout;
 }
 
-RowLayout IntermediateLayout() {
+RowLayout IntermediateLayout(const StudyOptions& study) {
   RowLayout layout;
   layout.Add("trial", ColumnType::kInt64);
   layout.Add("step", ColumnType::kInt64);
   layout.Add("value", ColumnType::kFloat64);
   layout.Add("time", ColumnType::kFloat64);
+  if (const std::vector<std::string> reported = study.ReportedMetrics(); reported.size() > 1) {
+    for (const std::string& m : reported) layout.Add(MetricColumn(m), ColumnType::kFloat64);
+  }
   return layout;
+}
+
+std::string MetricsJson(const StudyOptions& study) {
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const Metric& m : study.metrics)
+    metrics.push_back({{"name", m.name}, {"direction", DirectionName(m.direction)}});
+  return metrics.dump();
 }
 
 std::string SpaceJson(const SearchSpace& space) {

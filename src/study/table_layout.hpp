@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "config/study_config.hpp"
 #include "space/search_space.hpp"
 
 namespace cleansweep {
@@ -71,13 +72,22 @@ inline constexpr size_t kGpuLength = 64;    // a GPU or MIG UUID fits
 // is resumed without them; readers give NaN.
 inline constexpr const char* kLaterTrialColumns[] = {"datetime_worker_free", "cpu_seconds", "gpu_seconds", "energy_j"};
 
-// The columns of /trials; `absent` names later columns an older file lacks.
-RowLayout TrialsLayout(const SearchSpace& space, const std::set<std::string>& absent = {});
+// A multi-metric study's column for one metric's value, in /trials and /intermediate.
+inline std::string MetricColumn(const std::string& metric) { return "value_" + metric; }
+
+// The columns of /trials for `study`'s metrics (a multi-metric study gains value_<metric> and
+// pareto after value) and `space`; `absent` names later columns an older file lacks.
+RowLayout TrialsLayout(const SearchSpace& space, const StudyOptions& study, const std::set<std::string>& absent = {});
 
 // The search space as the root attribute `space` stores it (docs/study-format.md): a JSON array,
 // one object per parameter in column order, for readers that want typed columns without parsing
 // the YAML config.
 std::string SpaceJson(const SearchSpace& space);
-RowLayout IntermediateLayout();
+// The columns of /intermediate: with several reported metrics, value_<metric> for each after value.
+// The study's metrics as the root attribute `metrics` stores them: a JSON array of
+// {"name": ..., "direction": "minimize"|"maximize"}, in order.
+std::string MetricsJson(const StudyOptions& study);
+
+RowLayout IntermediateLayout(const StudyOptions& study);
 
 }  // namespace cleansweep

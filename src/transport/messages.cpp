@@ -7,6 +7,7 @@
 #include <cereal/types/optional.hpp>
 #include <cereal/types/string.hpp>
 #include <cereal/types/variant.hpp>
+#include <cereal/types/vector.hpp>
 
 namespace cleansweep {
 namespace {

@@ -33,7 +33,12 @@ bool ParseTrialState(const std::string& name, TrialState* state);
 struct TrialRecord {
   std::int64_t number = -1;
   TrialState state = TrialState::kRunning;
-  std::optional<double> value;  // the objective, when the trial reported one
+  std::optional<double> value;  // the objective (a multi-metric study's first), when the trial reported one
+  // A multi-metric study's COMPLETE trial: every metric's value, in study.metrics order; empty
+  // otherwise (a single-metric study has `value` only).
+  std::vector<double> values;
+  // On the Pareto front of the study's COMPLETE multi-metric trials (docs/study-format.md).
+  bool pareto = false;
   ParamSet params;
   double start_time = 0;  // Unix time, seconds
   double end_time = 0;
@@ -79,19 +84,21 @@ struct TrialRecord {
   void serialize(Archive& ar) {
     ar(number, state, value, params, start_time, end_time, worker, host, gpu, exit_code, signal, peak_rss_kb, attempt,
        retry_of, enqueued, sampler_ms, last_step, reason, output_tail, attrs_json, gpu_mem_before_mb, gpu_mem_peak_mb,
-       gpu_mem_after_mb, gpu_mem_foreign_mb, worker_free_time, cpu_seconds, gpu_seconds, energy_j);
+       gpu_mem_after_mb, gpu_mem_foreign_mb, worker_free_time, cpu_seconds, gpu_seconds, energy_j, values, pareto);
   }
 };
 
 struct IntermediateValue {
   std::int64_t trial = -1;
   std::int64_t step = 0;
-  double value = 0;
-  double time = 0;  // Unix time, seconds
+  double value = 0;  // the first metric's
+  double time = 0;   // Unix time, seconds
+  // With several reported metrics: each one's at this step, NaN where not reported; else empty.
+  std::vector<double> values;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(trial, step, value, time);
+    ar(trial, step, value, time, values);
   }
 };
 

@@ -113,6 +113,7 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   spec.log_limit_bytes = options.log_limit_bytes;
   spec.tail_lines = options.tail_lines;
   spec.memory_limit_bytes = options.memory_limit_bytes;
+  spec.metrics = config_->study.ReportedMetrics();
   spec.env["CLEANSWEEP_PARAMS"] = ToJson(assign.params).dump();
   spec.env["CLEANSWEEP_TRIAL"] = std::to_string(assign.number);
   spec.env["CLEANSWEEP_ATTEMPT"] = std::to_string(assign.attempt);
@@ -208,6 +209,7 @@ std::optional<double> Worker::GpuEnergy() const {
 
 Status Worker::RunTrial(const AssignMsg& assign) {
   TrialRecord record;
+  std::vector<double> reported_values;
   if (!GpuIsClean(&record)) {  // recorded FAIL with the reason; the trial never starts
     record.start_time = record.end_time = clock_->Now();
     return SendResult(assign, std::move(record));
@@ -232,7 +234,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
       }
       for (const StepValue& s : steps) {
         const double now = clock_->Now();
-        CS_RETURN_IF_ERROR(transport_->Send(0, StepMsg{{assign.number, s.step, s.value, now}}));
+        CS_RETURN_IF_ERROR(transport_->Send(0, StepMsg{{assign.number, s.step, s.value, now, s.values}}));
       }
       steps.clear();
       const auto now = SteadyClock::now();
@@ -281,6 +283,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     record.reason = o.reason;
     record.output_tail = o.output_tail;
     record.attrs_json = o.attrs_json;
+    reported_values = o.values;
     if (telemetry) {
       if (const std::optional<GpuMemory> memory = gpu_probe_->DeviceMemory(gpu_)) {
         record.gpu_mem_after_mb = memory->used_mb;
@@ -316,7 +319,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     record.start_time = record.end_time = clock_->Now();
     return SendResult(assign, std::move(record), started.status().message());
   }
-  return SendResult(assign, std::move(record));
+  return SendResult(assign, std::move(record), "", reported_values);
 }
 
 void Worker::Identify(const AssignMsg& assign, TrialRecord* record) const {
@@ -328,11 +331,13 @@ void Worker::Identify(const AssignMsg& assign, TrialRecord* record) const {
   record->gpu = gpu_;
 }
 
-Status Worker::SendResult(const AssignMsg& assign, TrialRecord record, std::string worker_fault) {
+Status Worker::SendResult(const AssignMsg& assign, TrialRecord record, std::string worker_fault,
+                          const std::vector<double>& reported_values) {
   Identify(assign, &record);
   // Both ends of the gap are this worker's own stamps: the end of its last trial, this one's start.
   if (last_trial_end_) record.worker_free_time = *last_trial_end_;
   record.gpu_seconds = std::max(0.0, record.duration()) * static_cast<double>(VisibleGpuCount(gpu_));
+  config_->study.FillValues(reported_values, &record);
   last_trial_end_ = record.end_time;
   cannot_start_ = cannot_start_ || !worker_fault.empty();
   return transport_->Send(0, ResultMsg{std::move(record), std::move(worker_fault)});

@@ -59,7 +59,9 @@ class Worker {
   Status RunTrial(const AssignMsg& assign);
   void Identify(const AssignMsg& assign, TrialRecord* record) const;  // the trial's number, parameters, worker
   // Adds who ran it and sends it to rank 0; `worker_fault`: why this worker cannot start trials.
-  Status SendResult(const AssignMsg& assign, TrialRecord record, std::string worker_fault = "");
+  // `reported_values`: the trial's final values, filled into a multi-metric study's record.
+  Status SendResult(const AssignMsg& assign, TrialRecord record, std::string worker_fault = "",
+                    const std::vector<double>& reported_values = {});
   // After a stop: each trial still queued is reported INTERRUPTED, never started.
   Status ReportQueuedNotStarted();
   bool Signalled() const { return signal_poll_ && signal_poll_() > 0; }

@@ -186,7 +186,7 @@ TEST(StudyConfig, WhenCyclesAreRefused) {
 
 TEST(StudyConfig, UnknownSamplerListsTheKnownOnes) {
   EXPECT_NE(ErrorOf(GoodWith("kind: random", "kind: tpe2"))
-                .find("sampler.kind: unknown sampler 'tpe2' (available: random, grid, tpe, sobol, cmaes)"),
+                .find("sampler.kind: unknown sampler 'tpe2' (available: random, grid, tpe, sobol, cmaes, nsga2)"),
             std::string::npos);
 }
 
@@ -453,6 +453,133 @@ TEST(StudyConfig, AStepThatDoesNotDivideTheRangeIsRefusedWithTheNearestBounds) {
   // Steps that divide up to rounding are fine.
   EXPECT_TRUE(LoadConfigText(GoodWith("high: 0.99,", "high: 0.9, step: 0.1,"), "cfg.yaml").ok());
   EXPECT_TRUE(LoadConfigText(GoodWith("low: 0.0, high: 0.99,", "low: 0.1, high: 0.7, step: 0.2,"), "cfg.yaml").ok());
+}
+
+}  // namespace
+}  // namespace cleansweep
+
+namespace cleansweep {
+namespace {
+
+const char* kTwoMetrics =
+    "study: {name: mo, metrics: [{name: val_accuracy, direction: maximize}, {name: latency_ms, direction: minimize}]}\n"
+    "sampler: {kind: nsga2}\ntrial: {command: [prog]}\nspace:\n  x: {type: float, low: 0.0, high: 1.0}\n";
+
+std::string TwoMetricsWith(const std::string& from, const std::string& to) {
+  std::string text = kTwoMetrics;
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(StudyConfig, MetricsListsTheObjectivesInOrder) {
+  Result<StudyConfig> config = LoadConfigText(kTwoMetrics, "mo.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  ASSERT_EQ(config->study.metrics.size(), 2u);
+  EXPECT_TRUE(config->study.multi_objective());
+  EXPECT_EQ(config->study.metrics[0].name, "val_accuracy");
+  EXPECT_EQ(config->study.metrics[0].direction, Direction::kMaximize);
+  EXPECT_EQ(config->study.metrics[1].direction, Direction::kMinimize);
+  // The first metric is also the single-metric view that pruning and progress use.
+  EXPECT_EQ(config->study.metric, "val_accuracy");
+  EXPECT_EQ(config->study.direction, Direction::kMaximize);
+  EXPECT_EQ(config->study.ReportedMetrics(), (std::vector<std::string>{"val_accuracy", "latency_ms"}));
+  // The single form is one metric.
+  Result<StudyConfig> single = LoadConfigText(kGood, "cfg.yaml");
+  ASSERT_TRUE(single.ok());
+  EXPECT_FALSE(single->study.multi_objective());
+  ASSERT_EQ(single->study.metrics.size(), 1u);
+  EXPECT_EQ(single->study.metrics[0].name, "value");
+  EXPECT_EQ(single->study.metrics[0].direction, Direction::kMaximize);
+}
+
+TEST(StudyConfig, RecordedFiguresCanBeMetricsButNotTheFirst) {
+  Result<StudyConfig> config = LoadConfigText(
+      TwoMetricsWith("{name: latency_ms, direction: minimize}", "{name: energy_j, direction: minimize}"), "mo.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->study.ReportedMetrics(), (std::vector<std::string>{"val_accuracy"}));
+  EXPECT_NE(
+      ErrorOf(TwoMetricsWith("{name: val_accuracy, direction: maximize}", "{name: trial_seconds, direction: minimize}"))
+          .find("cfg.yaml:1:29: study.metrics[0]: the first metric must be one the trial reports"),
+      std::string::npos);
+}
+
+TEST(StudyConfig, RecordedFiguresFillAMultiMetricRecord) {
+  Result<StudyConfig> config = LoadConfigText(
+      TwoMetricsWith("{name: latency_ms, direction: minimize}",
+                     "{name: gpu_seconds, direction: minimize}, {name: trial_seconds, direction: minimize}, "
+                     "{name: peak_rss_mb, direction: minimize}"),
+      "mo.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  TrialRecord r;
+  r.state = TrialState::kComplete;
+  r.start_time = 100;
+  r.end_time = 130;
+  r.gpu_seconds = 60;
+  r.peak_rss_kb = 2048;
+  config->study.FillValues({0.9}, &r);
+  EXPECT_EQ(r.values, (std::vector<double>{0.9, 60, 30, 2}));
+  // An unknown figure cannot be ranked: the trial fails, saying which.
+  TrialRecord unknown = r;
+  unknown.gpu_seconds = std::nan("");
+  config->study.FillValues({0.9}, &unknown);
+  EXPECT_EQ(unknown.state, TrialState::kFail);
+  EXPECT_NE(unknown.reason.find("its metric gpu_seconds is unknown"), std::string::npos) << unknown.reason;
+}
+
+TEST(StudyConfig, MetricsMistakesAreNamed) {
+  EXPECT_NE(ErrorOf(TwoMetricsWith("study: {name: mo,", "study: {name: mo, metric: acc,"))
+                .find("study.metrics: give either metrics (a list) or metric and direction (one metric), not both"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(TwoMetricsWith("latency_ms", "val_accuracy")).find("'val_accuracy' is named twice"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(TwoMetricsWith("latency_ms", "latency-ms")).find("'latency-ms' is not a metric name"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(TwoMetricsWith("direction: minimize", "direction: down")).find("must be minimize or maximize"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(TwoMetricsWith(", direction: minimize}", "}")).find("needs a name and a direction"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(TwoMetricsWith("metrics: [{name: val_accuracy, direction: maximize}, {name: latency_ms, "
+                                   "direction: minimize}]",
+                                   "metrics: []"))
+                .find("study.metrics: must be a list of {name: ..., direction: minimize|maximize}"),
+            std::string::npos);
+}
+
+TEST(StudyConfig, SingleObjectiveSamplersRefuseSeveralMetricsNamingThoseThatAccept) {
+  for (const char* kind : {"tpe", "cmaes"}) {
+    EXPECT_NE(ErrorOf(TwoMetricsWith("kind: nsga2", std::string("kind: ") + kind))
+                  .find(std::string("sampler.kind: the ") + kind +
+                        " sampler optimises one metric and this study has 2 (study.metrics); samplers for "
+                        "several metrics: nsga2, random, grid, sobol"),
+              std::string::npos)
+        << kind;
+  }
+  for (const char* kind : {"random", "sobol", "nsga2"}) {
+    EXPECT_TRUE(LoadConfigText(TwoMetricsWith("kind: nsga2", std::string("kind: ") + kind), "mo.yaml").ok()) << kind;
+  }
+  // A target is a single metric's value.
+  EXPECT_NE(ErrorOf(TwoMetricsWith("name: mo,", "name: mo, stop_when: {target: 0.9},"))
+                .find("study.stop_when.target: applies to a study of one metric; this one has 2"),
+            std::string::npos);
+}
+
+TEST(StudyConfig, Nsga2TakesItsOwnKeys) {
+  Result<StudyConfig> config =
+      LoadConfigText(TwoMetricsWith("kind: nsga2",
+                                    "kind: nsga2, population_size: 20, crossover_prob: 0.8, swapping_prob: 0.3, "
+                                    "mutation_prob: 0.1"),
+                     "mo.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->sampler.population_size, 20);
+  EXPECT_EQ(config->sampler.crossover_prob, 0.8);
+  EXPECT_EQ(config->sampler.swapping_prob, 0.3);
+  EXPECT_EQ(config->sampler.mutation_prob, 0.1);
+  EXPECT_NE(ErrorOf(TwoMetricsWith("kind: nsga2", "kind: nsga2, crossover_prob: 1.5")).find("must be in [0, 1]"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(TwoMetricsWith("kind: nsga2", "kind: random, population_size: 5"))
+                .find("does not apply to the random sampler"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -85,5 +85,56 @@ TEST(TrialLedger, CountsFinalOutcomesAndKeepsTheBestInTheStudysDirection) {
   EXPECT_EQ(history.finished.size(), 5u);
 }
 
+TrialRecord WithValues(std::int64_t number, std::vector<double> values) {
+  TrialRecord r = Ended(number, TrialState::kComplete, values.front());
+  r.values = std::move(values);
+  return r;
+}
+
+std::vector<std::int64_t> Numbers(const std::vector<TrialRecord>& records) {
+  std::vector<std::int64_t> out;
+  for (const TrialRecord& r : records) out.push_back(r.number);
+  return out;
+}
+
+TEST(TrialLedger, AMultiMetricStudyKeepsItsParetoFrontAndSaysWhichRowsChanged) {
+  Result<StudyConfig> config = LoadConfigText(
+      "study: {name: mo, metrics: [{name: acc, direction: maximize}, {name: ms, direction: minimize}]}\n"
+      "sampler: {kind: random}\ntrial: {command: [sh]}\nspace:\n  x: {type: float, low: 0.0, high: 1.0}\n",
+      "mo.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  TrialHistory history;
+  TrialLedger ledger(*config, &history);
+  ledger.Settle(WithValues(0, {0.8, 20}), 0);
+  ledger.Settle(WithValues(1, {0.9, 30}), 0);  // a trade-off: both on the front
+  std::vector<TrialRecord> changes = ledger.TakeFrontChanges();
+  EXPECT_EQ(Numbers(changes), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_TRUE(changes[0].pareto && changes[1].pareto);
+  EXPECT_EQ(changes[0].output_tail, "the trial's last lines") << "a row is rewritten whole";
+  EXPECT_EQ(ledger.since_best(), 0);
+  ledger.Settle(WithValues(2, {0.7, 25}), 0);  // dominated by trial 0
+  EXPECT_TRUE(ledger.TakeFrontChanges().empty());
+  EXPECT_EQ(ledger.since_best(), 1);
+  ledger.Settle(WithValues(3, {0.8, 20}), 0);  // equal to trial 0: on the front, but no improvement
+  EXPECT_EQ(Numbers(ledger.TakeFrontChanges()), (std::vector<std::int64_t>{3}));
+  EXPECT_EQ(ledger.since_best(), 2);
+  ledger.Settle(WithValues(4, {0.95, 15}), 0);  // dominates everything so far
+  changes = ledger.TakeFrontChanges();
+  EXPECT_EQ(Numbers(changes), (std::vector<std::int64_t>{0, 1, 3, 4}));
+  EXPECT_FALSE(changes[0].pareto || changes[1].pareto || changes[2].pareto);
+  EXPECT_TRUE(changes[3].pareto);
+  EXPECT_EQ(Numbers(ledger.pareto_front()), (std::vector<std::int64_t>{4}));
+  EXPECT_EQ(ledger.since_best(), 0);
+  EXPECT_FALSE(ledger.best()) << "several metrics have a front, not a best";
+  EXPECT_EQ(ledger.complete(), 5);
+  // A resumed row stored as on the front that no longer is gets rewritten too.
+  TrialRecord stale = WithValues(5, {0.5, 50});
+  stale.pareto = true;
+  ledger.Settle(stale, 0);
+  changes = ledger.TakeFrontChanges();
+  ASSERT_EQ(Numbers(changes), (std::vector<std::int64_t>{5}));
+  EXPECT_FALSE(changes[0].pareto);
+}
+
 }  // namespace
 }  // namespace cleansweep

@@ -1,5 +1,7 @@
 #include "launch/protocol_parser.hpp"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "util/utf8.hpp"
@@ -87,6 +89,67 @@ TEST(ProtocolParser, AnEchoedBadLineIsCutOnACharacterBoundary) {
   parser.Feed(line.data(), line.size(), &steps);
   ASSERT_TRUE(parser.error().has_value());
   EXPECT_TRUE(IsValidUtf8(*parser.error())) << *parser.error();
+}
+
+ProtocolParser TwoMetrics(const std::string& text, std::vector<StepValue>* steps) {
+  ProtocolParser parser({"val_accuracy", "latency_ms"});
+  parser.Feed(text.data(), text.size(), steps);
+  parser.Finish(steps);
+  return parser;
+}
+
+TEST(ProtocolParser, SeveralMetricsReportTheirFinalValuesByName) {
+  std::vector<StepValue> steps;
+  const ProtocolParser parser = TwoMetrics(
+      "{\"step\": 0, \"values\": {\"val_accuracy\": 0.5, \"latency_ms\": 20}}\n"
+      "{\"step\": 1, \"values\": {\"val_accuracy\": 0.7}}\n"
+      "{\"step\": 2, \"value\": 0.8}\n"
+      "{\"values\": {\"latency_ms\": 12.5, \"val_accuracy\": 0.91}}\n",
+      &steps);
+  ASSERT_FALSE(parser.error()) << *parser.error();
+  EXPECT_EQ(parser.final_values(), (std::vector<double>{0.91, 12.5})) << "in the study's order, not the line's";
+  EXPECT_EQ(*parser.final_value(), 0.91);
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].value, 0.5) << "an intermediate report's value is the first metric's, which pruning uses";
+  EXPECT_EQ(steps[0].values, (std::vector<double>{0.5, 20}));
+  EXPECT_EQ(steps[1].values[0], 0.7);
+  EXPECT_TRUE(std::isnan(steps[1].values[1])) << "a metric left out of a step is unknown there";
+  EXPECT_EQ(steps[2].values[0], 0.8) << "value alone is the first metric";
+}
+
+TEST(ProtocolParser, AMissingOrUnknownMetricIsAnErrorThatNamesThem) {
+  const auto error_of = [](const std::string& text) {
+    std::vector<StepValue> steps;
+    const ProtocolParser parser = TwoMetrics(text, &steps);
+    return parser.error().value_or("(none)");
+  };
+  EXPECT_EQ(
+      error_of("{\"values\": {\"val_accuracy\": 0.9}}"),
+      "report line 1: the final values lack latency_ms (this study's reported metrics: val_accuracy, latency_ms)");
+  EXPECT_EQ(error_of("{\"values\": {\"val_accuracy\": 0.9, \"latency_ms\": 1, \"loss\": 2}}"),
+            "report line 1: unknown metric 'loss' (this study's reported metrics: val_accuracy, latency_ms)");
+  EXPECT_NE(error_of("{\"value\": 0.9}")
+                .find("this study's trials report several metrics (val_accuracy, "
+                      "latency_ms): give them all as {\"values\": {\"val_accuracy\": ..., ...}}"),
+            std::string::npos);
+  EXPECT_EQ(error_of("{\"step\": 1, \"values\": {\"latency_ms\": 3}}"),
+            "report line 1: an intermediate report needs the first metric, val_accuracy (pruning uses it)");
+  EXPECT_EQ(error_of("{\"values\": {\"val_accuracy\": \"high\", \"latency_ms\": 1}}"),
+            "report line 1: metric 'val_accuracy' must be a finite number");
+  EXPECT_EQ(error_of("{\"values\": [0.9, 1]}"),
+            "report line 1: values must be a JSON object of metric names and numbers");
+  EXPECT_EQ(error_of("{\"value\": 1, \"values\": {}}"), "report line 1: give value or values, not both");
+}
+
+TEST(ProtocolParser, ASingleMetricMayAlsoBeReportedByName) {
+  ProtocolParser parser({"loss"});
+  std::vector<StepValue> steps;
+  const std::string text = "{\"step\": 0, \"values\": {\"loss\": 2}}\n{\"values\": {\"loss\": 1.5}}\n";
+  parser.Feed(text.data(), text.size(), &steps);
+  ASSERT_FALSE(parser.error()) << *parser.error();
+  EXPECT_EQ(*parser.final_value(), 1.5);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_TRUE(steps[0].values.empty()) << "one metric: the value is all there is";
 }
 
 }  // namespace

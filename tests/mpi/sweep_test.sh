@@ -544,6 +544,57 @@ PY
     grep -q "^300 of 300 trials finished" show.txt || fail "show after resume: $(head -5 show.txt)"
     if grep -q "stopped early" show.txt out.txt; then fail "the old reason stayed: $(grep -h 'stopped early' show.txt out.txt)"; fi
     ;;
+  multi_objective)  # issue 18: several metrics, NSGA-II, a Pareto front kept current in the file, resume
+    toy_config mo 24 "{kind: nsga2, seed: 3, population_size: 6}" "twometrics, missingmetric"
+    sed -i 's/direction: maximize,/metrics: [{name: accuracy, direction: maximize}, {name: cost, direction: minimize}, {name: trial_seconds, direction: minimize}],/' mo.yaml
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run mo.yaml --progress lines > out.txt || fail "run exited $?"
+    grep -q "^Pareto front: [0-9]* trials; see them with: cleansweep show" out.txt || fail "no front line: $(tail -3 out.txt)"
+    grep -q " COMPLETE accuracy=[0-9.-]* cost=[0-9.]* trial_seconds=[0-9.]* in " out.txt ||
+      fail "progress lines lack the metrics: $(grep COMPLETE out.txt | head -2)"
+    check_front() {  # the pareto column is exactly the non-dominated COMPLETE trials
+      /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+import h5py
+import numpy as np
+sys.path.insert(0, sys.argv[2])
+from cleansweep_study import load_study
+with h5py.File(sys.argv[1], "r") as f:
+    t = f["trials"][:]
+    steps = f["intermediate"][:]
+    metrics = json.loads(f.attrs["metrics"])
+assert [m["name"] for m in metrics] == ["accuracy", "cost", "trial_seconds"], metrics
+state = np.array([s.rstrip(b"\0").decode() for s in t["state"]])
+done = state == "COMPLETE"
+assert done.sum() >= 10, state
+assert (t["value"][done] == t["value_accuracy"][done]).all()
+assert np.allclose(t["value_trial_seconds"][done], t["duration"][done])
+points = np.stack([-t["value_accuracy"], t["value_cost"], t["value_trial_seconds"]], axis=1)
+for i in range(len(t)):
+    dominated = any(done[j] and (points[j] <= points[i]).all() and (points[j] < points[i]).any() for j in range(len(t)))
+    expected = bool(done[i] and not dominated)
+    assert bool(t["pareto"][i]) == expected, (i, state[i], points[i], t["pareto"][i])
+failed = state == "FAIL"
+assert failed.sum() >= 1 and all(b"the final values lack cost" in r for r in t["reason"][failed]), t["reason"][failed]
+assert {"value_accuracy", "value_cost"} <= set(steps.dtype.names), steps.dtype.names
+assert not np.isnan(steps["value_cost"]).any()
+study = load_study(sys.argv[1])
+assert study.metrics == [("accuracy", "maximize"), ("cost", "minimize"), ("trial_seconds", "minimize")]
+assert sorted(study.pareto_front["number"]) == sorted(t["number"][t["pareto"] == 1]), study.pareto_front
+assert study.trials["pareto"].dtype == bool
+print("front", int(t["pareto"].sum()), "of", int(done.sum()))
+PY
+    }
+    check_front mo.h5 "$src/python" || fail "the front in the file is wrong"
+    "$bin/cleansweep" show mo.h5 > show.txt
+    grep -q "^study mo (maximize accuracy, minimize cost, minimize trial_seconds)" show.txt || fail "show: $(head -2 show.txt)"
+    grep -q "^Pareto front: [0-9]* of [0-9]* completed trials" show.txt || fail "show has no front: $(cat show.txt)"
+    "$bin/cleansweep" export mo.h5 --format csv -o mo.csv
+    head -1 mo.csv | grep -q "^number,state,value,value_accuracy,value_cost,value_trial_seconds,pareto," ||
+      fail "export columns: $(head -1 mo.csv)"
+    # Resumed for more trials, newcomers that dominate old front members clear their rows' flag.
+    "${mpi[@]}" -np 3 "$bin/cleansweep" resume mo.h5 --set study.n_trials=40 > out.txt || fail "resume exited $?"
+    check_front mo.h5 "$src/python" || fail "the front after resume is wrong"
+    ;;
   *) fail "unknown scenario $scenario" ;;
 esac
 echo "PASS: $scenario"

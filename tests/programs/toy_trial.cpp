@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -139,6 +140,19 @@ int ToyMain(int argc, char** argv) {
   if (mode == "spin") {  // burns spin_s seconds of its own CPU time, for the cost columns
     const double until = CpuSeconds() + trial.GetDouble("spin_s", 0.3);
     for (volatile double x = 0; CpuSeconds() < until;) x = x + 1;
+  }
+  if (mode == "twometrics" || mode == "missingmetric") {  // issue 18: accuracy against a cost, by name
+    const double accuracy = Objective(trial);
+    const double cost = trial.GetDouble("x", 0.0) + static_cast<double>(trial.GetInt("n", 4)) / 8.0;
+    for (int step = 0; step < 3; ++step) {
+      trial.Report(step, {{"accuracy", accuracy * (step + 1) / 3.0}, {"cost", cost}});
+    }
+    if (mode == "missingmetric") {
+      trial.Finish(std::map<std::string, double>{{"accuracy", accuracy}});
+    } else {
+      trial.Finish({{"accuracy", accuracy}, {"cost", cost}});
+    }
+    return 0;
   }
   const std::string gpu_hold = mode == "gpu" || mode == "gpuleak" ? HoldFakeGpuMemory(trial) : "";
   const double value = Objective(trial);

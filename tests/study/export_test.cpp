@@ -27,7 +27,7 @@ StudyData Study() {
   b.params = {{"opt", std::string("adam")}};
   b.reason = "exited with status 3";
   study.trials = {a, b};
-  study.intermediate = {{0, 1, 0.4, 10.0}};
+  study.intermediate = {{0, 1, 0.4, 10.0, {}}};
   return study;
 }
 

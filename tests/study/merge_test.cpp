@@ -40,9 +40,9 @@ TEST(Merge, RenumbersByStartTimeAndCarriesRetriesAndCurvesAlong) {
   StudyData a = Shard(0, 2), b = Shard(1, 2);
   a.trials = {Trial(0, 10, TrialState::kCrash), Trial(1, 30), Trial(2, 31)};
   a.trials[2].retry_of = 0;  // shard a's trial 2 re-runs its crashed trial 0
-  a.intermediate = {{1, 0, 0.5, 30.5}};
+  a.intermediate = {{1, 0, 0.5, 30.5, {}}};
   b.trials = {Trial(0, 20), Trial(1, 40)};
-  b.intermediate = {{0, 0, 0.1, 20.5}, {0, 1, 0.2, 20.7}, {1, 0, 0.9, 40.5}};
+  b.intermediate = {{0, 0, 0.1, 20.5, {}}, {0, 1, 0.2, 20.7, {}}, {1, 0, 0.9, 40.5, {}}};
   Result<MergedStudy> merged = MergeShards({b, a}, "out.h5", false);
   ASSERT_TRUE(merged.ok()) << merged.status().message();
   ASSERT_EQ(merged->trials.size(), 5u);

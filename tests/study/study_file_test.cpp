@@ -73,7 +73,7 @@ TEST(StudyFile, WritesAndReadsBackEveryField) {
     ASSERT_TRUE(file.ok()) << file.status().message();
     for (int i = 0; i < 150; ++i) {  // more rows than one chunk
       ASSERT_TRUE((*file)->PutTrial(Record(i, i % 3 != 0)).ok());
-      ASSERT_TRUE((*file)->AppendIntermediate({i, 0, 0.25, 1000.0}).ok());
+      ASSERT_TRUE((*file)->AppendIntermediate({i, 0, 0.25, 1000.0, {}}).ok());
     }
   }
   Result<StudyData> study = ReadStudyFile(path);
@@ -158,7 +158,7 @@ TEST(StudyFile, AKilledWriterLeavesAFileThatOpensAndResumes) {
     running.state = TrialState::kRunning;
     running.value.reset();
     if (!(*file)->PutTrial(Record(0, true)).ok() || !(*file)->PutTrial(running).ok() ||
-        !(*file)->AppendIntermediate({1, 0, 0.5, 1.0}).ok()) {
+        !(*file)->AppendIntermediate({1, 0, 0.5, 1.0, {}}).ok()) {
       ::_exit(2);
     }
     ::raise(SIGKILL);
@@ -182,7 +182,7 @@ TEST(StudyFile, AKilledWriterLeavesAFileThatOpensAndResumes) {
   rerun.retry_of = 1;
   rerun.attempt = 2;
   ASSERT_TRUE((*file)->PutTrial(rerun).ok());
-  ASSERT_TRUE((*file)->AppendIntermediate({2, 0, 0.5, 2.0}).ok());
+  ASSERT_TRUE((*file)->AppendIntermediate({2, 0, 0.5, 2.0, {}}).ok());
   file->reset();
 
   read = ReadStudyFile(path);
@@ -240,10 +240,11 @@ TEST(StudyFile, AResumeThatChangesTheConfigRewritesEveryRootAttributeAndRecordsW
   ASSERT_EQ(history.size(), 1u) << read->config_history;
   const std::string changes = history[0]["changes"].dump();
   for (const char* change :
-       {"sampler: random -> tpe", "seed: 9 -> 10", "direction: maximize -> minimize", "config replaced"}) {
+       {"sampler: random -> tpe", "seed: 9 -> 10", "direction: maximize -> minimize", "config replaced",
+        R"(metrics: [{\"direction\":\"maximize\",\"name\":\"acc\"}] -> [{\"direction\":\"minimize\")"}) {
     EXPECT_NE(changes.find(change), std::string::npos) << changes;
   }
-  EXPECT_EQ(changes.find("metric"), std::string::npos) << changes;  // what did not change is not listed
+  EXPECT_EQ(changes.find("\"metric:"), std::string::npos) << changes;  // what did not change is not listed
   // h5py's view: the attribute the docs tell people to read says the same.
   h5::QuietErrors();
   h5::Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT));
@@ -254,7 +255,7 @@ TEST(StudyFile, AResumeThatChangesTheConfigRewritesEveryRootAttributeAndRecordsW
 // Issue 15: with assertions compiled out, a misspelled column made RowBuffer::Set write through a
 // null pointer; the check stays on in release builds and stops with the place.
 TEST(RowBufferDeathTest, AMisspelledColumnStopsInsteadOfWritingAnywhere) {
-  const RowLayout layout = IntermediateLayout();
+  const RowLayout layout = IntermediateLayout(Config("s.h5").study);
   RowBuffer row(layout);
   EXPECT_DEATH(row.Set("valeu", 1.0), "check failed");
 }
@@ -320,7 +321,7 @@ TEST(StudyFile, IsNotWorldWritableWhateverTheUmask) {
 TEST(StudyFile, FieldsReadersMustTrustAreFixedWidthInTheRow) {
   // SWMR readers may see a variable-length string half-written; state, host, gpu and text
   // parameters live in the row itself.
-  const RowLayout layout = TrialsLayout(Config("s.h5").space);
+  const RowLayout layout = TrialsLayout(Config("s.h5").space, Config("s.h5").study);
   EXPECT_EQ(layout.Find("state")->length, kStateLength);
   EXPECT_EQ(layout.Find("host")->length, kHostLength);
   EXPECT_EQ(layout.Find("gpu")->length, kGpuLength);
@@ -447,6 +448,60 @@ TEST(TableLayout, ParameterColumnTypesFollowTheirValues) {
   EXPECT_EQ(ParamColumnType(*config.space.Find("flag")), ColumnType::kString);
   EXPECT_EQ(ParamColumnType(*config.space.Find("width")), ColumnType::kInt64);
   EXPECT_EQ(ParamColumnType(*config.space.Find("epochs")), ColumnType::kInt64);
+}
+
+
+// Issue 18: a study of several metrics stores each one's value and whether the trial is on the
+// Pareto front; both read back, and a rewritten row changes the flag in place.
+TEST(StudyFile, SeveralMetricsHaveAColumnEachAndAParetoFlag) {
+  TempDir dir;
+  const std::string path = dir.File("mo.h5");
+  Result<StudyConfig> config = LoadConfigText(
+      "study: {name: mo, metrics: [{name: acc, direction: maximize}, {name: latency_ms, direction: minimize}, "
+      "{name: energy_j, direction: minimize}], storage: " +
+          path + "}\nsampler: {kind: nsga2}\ntrial: {command: [p]}\nspace:\n  x: {type: float, low: 0.0, high: 1.0}\n",
+      "mo.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  {
+    Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(path, *config);
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    TrialRecord r;
+    r.number = 0;
+    r.state = TrialState::kComplete;
+    r.value = 0.9;
+    r.values = {0.9, 12.5, 300};
+    r.pareto = true;
+    r.params = {{"x", 0.5}};
+    ASSERT_TRUE((*file)->PutTrial(r).ok());
+    TrialRecord pruned = r;
+    pruned.number = 1;
+    pruned.state = TrialState::kPruned;
+    pruned.values.clear();
+    pruned.pareto = false;
+    ASSERT_TRUE((*file)->PutTrial(pruned).ok());
+    r.pareto = false;  // a later trial dominated it
+    ASSERT_TRUE((*file)->PutTrial(r).ok());
+    ASSERT_TRUE((*file)->AppendIntermediate({0, 0, 0.5, 1.0, {0.5, 20}}).ok());
+  }
+  Result<StudyData> read = ReadStudyFile(path);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ASSERT_EQ(read->trials.size(), 2u);
+  EXPECT_EQ(read->trials[0].values, (std::vector<double>{0.9, 12.5, 300}));
+  EXPECT_FALSE(read->trials[0].pareto);
+  EXPECT_TRUE(read->trials[1].values.empty()) << "only COMPLETE trials have every metric's value";
+  ASSERT_EQ(read->intermediate.size(), 1u);
+  // Only the metrics the trial reports have intermediate columns (energy_j is recorded, not reported).
+  EXPECT_EQ(read->intermediate[0].values, (std::vector<double>{0.5, 20}));
+  h5::QuietErrors();
+  h5::Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT));
+  EXPECT_EQ(*h5::ReadStringAttr(file.get(), "metrics"),
+            R"([{"direction":"maximize","name":"acc"},{"direction":"minimize","name":"latency_ms"},)"
+            R"({"direction":"minimize","name":"energy_j"}])");
+  h5::Handle trials(H5Dopen2(file.get(), "trials", H5P_DEFAULT));
+  h5::Handle type(H5Dget_type(trials.get()));
+  for (const char* column : {"value_acc", "value_latency_ms", "value_energy_j", "pareto"}) {
+    EXPECT_GE(H5Tget_member_index(type.get(), column), 0) << column;
+  }
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ class FakeTrial : public TrialProcess {
       finished_ = true;
       return;
     }
-    steps->push_back({step_, FakeObjective(params_) * static_cast<double>(step_ + 1)});
+    steps->push_back({step_, FakeObjective(params_) * static_cast<double>(step_ + 1), {}});
     outcome_.last_step = step_++;
     if (hang_ || --polls_left_ > 0) return;
     if (crash_) {

@@ -39,20 +39,25 @@ TEST(Messages, EveryTypeRoundTrips) {
   EXPECT_EQ(assign.params.at("f"), ParamValue(0.125));
   EXPECT_EQ(assign.params.at("s"), ParamValue(std::string("adam")));
   EXPECT_EQ(assign.attempt, 2);
-  const StepMsg report = RoundTrip(StepMsg{{5, 3, 0.75, 12.5}});
+  const StepMsg report = RoundTrip(StepMsg{{5, 3, 0.75, 12.5, {0.75, 20}}});
   EXPECT_EQ(report.value.trial, 5);
   EXPECT_EQ(report.value.step, 3);
+  EXPECT_EQ(report.value.values, (std::vector<double>{0.75, 20}));
   TrialRecord r;
   r.number = 9;
   r.state = TrialState::kTimeout;
   r.value = 0.5;
   r.reason = "ran past";
+  r.values = {0.5, 12.5};
+  r.pareto = true;
   r.output_tail = std::string(10000, 'x');
   const ResultMsg result = RoundTrip(ResultMsg{r, "trial folder: Read-only file system"});
   EXPECT_EQ(result.worker_fault, "trial folder: Read-only file system");
   EXPECT_EQ(result.record.state, TrialState::kTimeout);
   EXPECT_EQ(*result.record.value, 0.5);
   EXPECT_EQ(result.record.output_tail.size(), 10000u);
+  EXPECT_EQ(result.record.values, (std::vector<double>{0.5, 12.5}));
+  EXPECT_TRUE(result.record.pareto);
   EXPECT_EQ(RoundTrip(StopMsg{"done"}).reason, "done");
 }
 

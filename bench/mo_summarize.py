@@ -1,0 +1,40 @@
+#!/usr/bin/python3
+"""Reads mo_bench and optuna_mo_bench.py JSON lines on stdin; prints the median hypervolume after 200
+and 500 trials (one implementation, Optuna's WFG, for both tools) and the sampler time per trial.
+
+Reference points: ZDT1-3 (1.1, 11) (f1 lies in [0, 1]; f2 of random points stays below 11);
+DTLZ2 (2.5, 2.5, 2.5).
+"""
+import collections
+import json
+import statistics
+import sys
+
+import numpy as np
+from optuna._hypervolume import WFG
+
+REFERENCE = {"zdt1": [1.1, 11.0], "zdt2": [1.1, 11.0], "zdt3": [1.1, 11.0], "dtlz2": [2.5, 2.5, 2.5]}
+CHECKPOINTS = (200, 500)
+
+
+def hypervolume(values, reference):
+    points = np.array([v for v in values if all(a < r for a, r in zip(v, reference))], dtype=float)
+    if len(points) == 0:
+        return 0.0
+    return float(WFG().compute(points, np.array(reference, dtype=float)))
+
+
+runs = collections.defaultdict(list)
+for line in sys.stdin:
+    r = json.loads(line)
+    runs[(r["problem"], r["sampler"], r["tool"])].append(r)
+
+print("| problem | sampler | tool | seeds | HV @200 | HV @500 | sampler ms/trial |")
+print("|---|---|---|---|---|---|---|")
+for (problem, sampler, tool), rs in sorted(runs.items()):
+    cells = []
+    for n in CHECKPOINTS:
+        hvs = [hypervolume(r["values"][:n], REFERENCE[problem]) for r in rs if len(r["values"]) >= n]
+        cells.append("%.4f" % statistics.median(hvs) if hvs else "-")
+    ms = statistics.median(1000 * r["sampler_seconds"] / len(r["values"]) for r in rs)
+    print("| %s | %s | %s | %d | %s | %s | %.3f |" % (problem, sampler, tool, len(rs), cells[0], cells[1], ms))

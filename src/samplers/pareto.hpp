@@ -1,0 +1,34 @@
+// Pareto dominance over a study's metrics. Every function here works on points whose components
+// are all to be minimised: Minimized() turns a trial's values into one (maximised metrics negated).
+#pragma once
+
+#include <vector>
+
+#include "config/study_config.hpp"
+
+namespace cleansweep {
+
+using Point = std::vector<double>;
+
+// `values` in study.metrics order, each maximised metric negated.
+Point Minimized(const std::vector<Metric>& metrics, const std::vector<double>& values);
+
+// `a` is no worse than `b` in every component and better in at least one.
+bool Dominates(const Point& a, const Point& b);
+// `a` is no worse than `b` in every component (equal points weakly dominate each other).
+bool WeaklyDominates(const Point& a, const Point& b);
+
+// Non-dominated sorting: each point's front, 0 for the points nothing dominates, 1 for those
+// only front 0 dominates, and so on. O(M N^2) for N points of M components.
+std::vector<int> NondominatedRanks(const std::vector<Point>& points);
+
+// NSGA-II's crowding distance of each point within one front: the sum over components of the gap
+// between its neighbours, divided by the front's range; infinite at a component's extremes.
+std::vector<double> CrowdingDistances(const std::vector<Point>& front);
+
+// The volume the points dominate inside the box bounded by `reference` (minimisation: a point
+// counts only where it is below the reference in every component). Exact: a sweep for two
+// components, slicing along the last component for more; meant for fronts of hundreds of points.
+double Hypervolume(std::vector<Point> points, const Point& reference);
+
+}  // namespace cleansweep
