@@ -450,7 +450,6 @@ TEST(TableLayout, ParameterColumnTypesFollowTheirValues) {
   EXPECT_EQ(ParamColumnType(*config.space.Find("epochs")), ColumnType::kInt64);
 }
 
-
 // Issue 18: a study of several metrics stores each one's value and whether the trial is on the
 // Pareto front; both read back, and a rewritten row changes the flag in place.
 TEST(StudyFile, SeveralMetricsHaveAColumnEachAndAParetoFlag) {
