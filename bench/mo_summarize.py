@@ -21,7 +21,9 @@ def hypervolume(values, reference):
     points = np.array([v for v in values if all(a < r for a, r in zip(v, reference))], dtype=float)
     if len(points) == 0:
         return 0.0
-    return float(WFG().compute(points, np.array(reference, dtype=float)))
+    # Only the non-dominated points count; WFG itself is slow on dominated ones.
+    keep = [not ((points <= p).all(axis=1) & (points < p).any(axis=1)).any() for p in points]
+    return float(WFG().compute(points[keep], np.array(reference, dtype=float)))
 
 
 runs = collections.defaultdict(list)

@@ -137,11 +137,7 @@ int ShowCommand(const ShowArgs& args) {
   Result<StudyData> study = ReadStudyFile(args.study);
   if (!study.ok()) return PrintError(study.status());
   const StudyConfig& c = study->config;
-  std::string objectives;
-  for (const Metric& m : c.study.metrics) {
-    objectives += (objectives.empty() ? "" : ", ") + std::string(DirectionName(m.direction)) + " " + m.name;
-  }
-  std::printf("study %s (%s) in %s\n", c.study.name.c_str(), objectives.c_str(), args.study.c_str());
+  std::printf("study %s (%s) in %s\n", c.study.name.c_str(), c.study.DescribeMetrics().c_str(), args.study.c_str());
   std::printf("sampler %s (seed %lld), created %s by cleansweep %s\n", study->sampler.c_str(), study->seed,
               study->created.c_str(), study->cleansweep_version.c_str());
   if (c.study.shard.sharded()) {

@@ -16,8 +16,8 @@ int ValidateCommand(const ValidateArgs& args) {
   if (!prepared.ok()) return PrintError(prepared.status());
   const StudyConfig& c = prepared->config;
   std::printf("%s: valid\n", args.config.c_str());
-  std::printf("study     %s: %s %s, %lld trials", c.study.name.c_str(), DirectionName(c.study.direction),
-              c.study.metric.c_str(), static_cast<long long>(c.study.n_trials));
+  std::printf("study     %s: %s, %lld trials", c.study.name.c_str(), c.study.DescribeMetrics().c_str(),
+              static_cast<long long>(c.study.n_trials));
   if (c.study.time_budget) std::printf(", time budget %s", FormatDuration(*c.study.time_budget).c_str());
   if (c.study.shard.sharded()) {
     std::printf("\nshard     %s: %lld of the %lld trials", c.study.shard.Name().c_str(),

@@ -191,7 +191,7 @@ const std::map<std::string, std::set<std::string>>& SamplerKeys() {
 
 // Samplers that search several metrics at once; the others model one objective.
 bool AcceptsSeveralMetrics(const std::string& kind) {
-  return kind == "random" || kind == "grid" || kind == "sobol" || kind == "nsga2";
+  return kind == "random" || kind == "grid" || kind == "sobol" || kind == "nsga2" || kind == "tpe";
 }
 
 Status ParseSampler(const YamlReader& r, const YAML::Node& node, SamplerOptions* out) {
@@ -506,6 +506,13 @@ void StudyOptions::FillValues(const std::vector<double>& reported, TrialRecord* 
   }
 }
 
+std::string StudyOptions::DescribeMetrics() const {
+  std::string out;
+  for (const Metric& m : metrics)
+    out += (out.empty() ? "" : ", ") + std::string(DirectionName(m.direction)) + " " + m.name;
+  return out;
+}
+
 std::vector<std::string> StudyOptions::ReportedMetrics() const {
   std::vector<std::string> out;
   for (const Metric& m : metrics) {
@@ -573,7 +580,7 @@ Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& s
     return r.Error(root["sampler"]["kind"], "sampler.kind",
                    "the " + config.sampler.kind + " sampler optimises one metric and this study has " +
                        std::to_string(config.study.metrics.size()) +
-                       " (study.metrics); samplers for several metrics: nsga2, random, grid, sobol");
+                       " (study.metrics); samplers for several metrics: nsga2, tpe, random, grid, sobol");
   }
   CS_RETURN_IF_ERROR(ParsePruner(r, root["pruner"], &config.pruner));
   Result<SearchSpace> space = ParseSpace(r, root["space"]);

@@ -58,6 +58,8 @@ struct StudyOptions {  // study:
   bool multi_objective() const { return metrics.size() > 1; }
   // The metrics the trial itself reports, in order (all but the recorded figures).
   std::vector<std::string> ReportedMetrics() const;
+  // "maximize val_accuracy, minimize latency_ms": the metrics as `show` and `validate` name them.
+  std::string DescribeMetrics() const;
   // A multi-metric study's COMPLETE trial gets every metric's value in `record->values`, in study
   // order: `reported` (in ReportedMetrics() order) and the recorded figures. One whose figure is
   // unknown (energy without NVML) becomes FAIL, naming it. Single-metric studies keep `value` only.

@@ -133,6 +133,21 @@ ParamSet Nsga2Sampler::Child(const TrialHistory& history, SplitMix64& rng) const
   const ParamSet& first = history.finished[Tournament(rng).trial].params;
   const ParamSet& second = history.finished[Tournament(rng).trial].params;
   const bool crossover = rng.Uniform() < options_.crossover_prob;
+  const std::uint64_t forced_draw = rng.Next();
+  ParamSet child = Breed(first, second, crossover, rng, std::nullopt);
+  if (child != first && child != second) return child;
+  // A copy of a parent would run a finished trial again: the same child with one parameter
+  // mutated for sure (chosen among the searched ones).
+  std::vector<size_t> searched;
+  for (size_t p = 0; p < space_.params().size(); ++p) {
+    if (space_.params()[p].kind != ParamKind::kFixed) searched.push_back(p);
+  }
+  if (searched.empty()) return child;
+  return Breed(first, second, crossover, rng, searched[forced_draw % searched.size()]);
+}
+
+ParamSet Nsga2Sampler::Breed(const ParamSet& first, const ParamSet& second, bool crossover, SplitMix64 rng,
+                             std::optional<size_t> forced) const {
   ParamSet child;
   for (size_t p = 0; p < space_.params().size(); ++p) {
     const ParamSpec& spec = space_.params()[p];
@@ -168,7 +183,7 @@ ParamSet Nsga2Sampler::Child(const TrialHistory& history, SplitMix64& rng) const
     double u = ToUnit(domain, has_a ? a->second : b->second);
     if (has_a && has_b && crossover && swap < kVariableCrossoverProb)
       u = Sbx(u, ToUnit(domain, b->second), operator_rng);
-    if (mutate < mutation_prob_) u = PolynomialMutation(u, operator_rng);
+    if (mutate < mutation_prob_ || forced == p) u = PolynomialMutation(u, operator_rng);
     child[spec.name] = domain.Decode(spec, domain.low + u * domain.width());
   }
   return child;

@@ -5,6 +5,7 @@
 // wait for a generation's stragglers.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "samplers/numeric_domain.hpp"
@@ -27,8 +28,13 @@ class Nsga2Sampler : public Sampler {
   // (seed, n) and the trials finished so far.
   std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) override;
 
-  // The current parents, for tests.
+  // The current parents, for tests: their count, and their numbers in `history` (the one asked with).
   size_t population_size() const { return population_.size(); }
+  std::vector<std::int64_t> Parents(const TrialHistory& history) const {
+    std::vector<std::int64_t> out;
+    for (const Member& m : population_) out.push_back(history.finished[m.trial].number);
+    return out;
+  }
 
  private:
   struct Member {
@@ -42,6 +48,10 @@ class Nsga2Sampler : public Sampler {
   void Update(const TrialHistory& history);
   const Member& Tournament(SplitMix64& rng) const;
   ParamSet Child(const TrialHistory& history, SplitMix64& rng) const;
+  // One child of two parents; `forced`: the index of a parameter mutated whatever mutation_prob
+  // says. `rng` is a copy, so two calls with the same stream differ only there.
+  ParamSet Breed(const ParamSet& first, const ParamSet& second, bool crossover, SplitMix64 rng,
+                 std::optional<size_t> forced) const;
 
   SearchSpace space_;
   SamplerOptions options_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 
 #include "util/status.hpp"
@@ -115,6 +116,32 @@ double BoxedHypervolume(std::vector<Point> points, const Point& reference) {
         volume += (reference[0] - p[0]) * (ceiling - p[1]);
         ceiling = p[1];
       }
+    }
+    return volume;
+  }
+  if (d == 3) {  // a sweep along the third component over a 2-D staircase: O(n^2), not the slicing's O(n^3)
+    std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a[2] < b[2]; });
+    std::map<double, double> stairs;  // first component -> second, both strictly monotone: a 2-D front
+    double volume = 0;
+    for (size_t i = 0; i < points.size(); ++i) {
+      const double x = points[i][0], y = points[i][1];
+      auto next = stairs.upper_bound(x);  // first with a larger x
+      const bool dominated = next != stairs.begin() && std::prev(next)->second <= y;
+      if (!dominated) {
+        // Drop the steps it dominates: x' >= x and y' >= y.
+        auto it = stairs.lower_bound(x);
+        while (it != stairs.end() && it->second >= y) it = stairs.erase(it);
+        stairs[x] = y;
+      }
+      const double top = i + 1 < points.size() ? points[i + 1][2] : reference[2];
+      const double height = top - points[i][2];
+      if (height <= 0) continue;
+      double area = 0, ceiling = reference[1];
+      for (const auto& [sx, sy] : stairs) {
+        area += (reference[0] - sx) * (ceiling - sy);
+        ceiling = sy;
+      }
+      volume += height * area;
     }
     return volume;
   }

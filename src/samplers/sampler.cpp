@@ -40,7 +40,7 @@ Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
     return std::unique_ptr<Sampler>(std::make_unique<Nsga2Sampler>(config.space, options, config.study.metrics));
   }
   if (options.kind == "tpe") {
-    return std::unique_ptr<Sampler>(std::make_unique<TpeSampler>(config.space, options, config.study.direction));
+    return std::unique_ptr<Sampler>(std::make_unique<TpeSampler>(config.space, options, config.study.metrics));
   }
   return Status::InvalidInput("sampler.kind: unknown sampler '" + options.kind + "'");
 }

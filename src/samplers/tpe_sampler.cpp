@@ -76,12 +76,141 @@ std::vector<double> TpeWeights(size_t n) {
   return w;
 }
 
-TpeSampler::TpeSampler(SearchSpace space, SamplerOptions options, Direction direction)
-    : space_(std::move(space)), options_(std::move(options)), direction_(direction) {}
+TpeSampler::TpeSampler(SearchSpace space, SamplerOptions options, std::vector<Metric> metrics)
+    : space_(std::move(space)),
+      options_(std::move(options)),
+      metrics_(std::move(metrics)),
+      direction_(metrics_.front().direction) {}
+
+std::map<size_t, double> TpeSampler::GoodByFronts(const std::vector<Point>& points, size_t n_below) const {
+  std::map<size_t, double> good;  // index -> weight
+  if (n_below == 0 || points.empty()) return good;
+  const std::vector<int> ranks = NondominatedRanks(points);
+  // The reference point: a little past the worst value of every metric among the scored trials.
+  Point reference = points.front();
+  for (const Point& p : points) {
+    for (size_t m = 0; m < p.size(); ++m) reference[m] = std::max(reference[m], p[m]);
+  }
+  Point low = points.front();
+  for (const Point& p : points) {
+    for (size_t m = 0; m < p.size(); ++m) low[m] = std::min(low[m], p[m]);
+  }
+  for (size_t m = 0; m < reference.size(); ++m) reference[m] += 0.1 * std::max(reference[m] - low[m], 1e-12);
+  std::vector<Point> chosen;
+  for (int front = 0; good.size() < n_below; ++front) {
+    std::vector<size_t> members;
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (ranks[i] == front) members.push_back(i);
+    }
+    if (members.empty()) break;
+    if (good.size() + members.size() <= n_below) {
+      for (size_t i : members) {
+        good[i] = 1;
+        chosen.push_back(points[i]);
+      }
+      continue;
+    }
+    // Greedy hypervolume subset selection: the member that adds the most, one at a time. Lazily:
+    // a point's gain only shrinks as others are chosen, so a stale gain is an upper bound, and a
+    // point whose fresh gain still beats every other bound is the one to take.
+    std::vector<std::pair<double, size_t>> bounds;  // a max-heap of (gain so far, index)
+    for (size_t i : members) {
+      double box = 1;
+      for (size_t m = 0; m < reference.size(); ++m) box *= reference[m] - points[i][m];
+      bounds.emplace_back(box, i);
+    }
+    std::make_heap(bounds.begin(), bounds.end());
+    double base = Hypervolume(chosen, reference);
+    while (good.size() < n_below && !bounds.empty()) {
+      std::pop_heap(bounds.begin(), bounds.end());
+      const size_t i = bounds.back().second;
+      bounds.pop_back();
+      std::vector<Point> with = chosen;
+      with.push_back(points[i]);
+      const double volume = Hypervolume(with, reference);
+      const double gain = volume - base;
+      if (!bounds.empty() && gain < bounds.front().first) {  // another may add more now: look again
+        bounds.emplace_back(gain, i);
+        std::push_heap(bounds.begin(), bounds.end());
+        continue;
+      }
+      good[i] = 1;
+      chosen = std::move(with);
+      base = volume;
+    }
+    break;
+  }
+  // Weights: each good trial's exclusive hypervolume, relative to the largest; a floor keeps every
+  // good trial in the density.
+  std::vector<Point> all;
+  std::vector<size_t> order;
+  for (const auto& [i, w] : good) {
+    all.push_back(points[i]);
+    order.push_back(i);
+  }
+  const double total = Hypervolume(all, reference);
+  std::vector<double> contribution(all.size());
+  double largest = 0;
+  for (size_t k = 0; k < all.size(); ++k) {
+    std::vector<Point> without = all;
+    without.erase(without.begin() + static_cast<std::ptrdiff_t>(k));
+    contribution[k] = total - Hypervolume(without, reference);
+    largest = std::max(largest, contribution[k]);
+  }
+  for (size_t k = 0; k < order.size(); ++k) {
+    good[order[k]] = largest > 0 ? std::max(contribution[k] / largest, 0.1) : 1.0;
+  }
+  return good;
+}
 
 TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistory& history) const {
   // The n_below-th best loss by selection (linear time), then one pass in completion order, so
   // every set comes out oldest first without sorting.
+  if (metrics_.size() > 1) {
+    // Several metrics: COMPLETE trials with every value are scored; a pruned trial is not good.
+    std::vector<Point> points;
+    for (const TrialRecord& r : history.finished) {
+      if (r.state == TrialState::kComplete && r.values.size() == metrics_.size()) {
+        points.push_back(Minimized(metrics_, r.values));
+      }
+    }
+    const auto n_below =
+        std::min<size_t>(static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(points.size()))),
+                         static_cast<size_t>(options_.gamma_max));
+    const std::map<size_t, double> good = GoodByFronts(points, n_below);
+    Split split;
+    std::vector<double> below_weights;
+    size_t index = 0;
+    for (const TrialRecord& r : history.finished) {
+      const Observed o{r.number, &r.params};
+      if (r.state == TrialState::kComplete && r.values.size() == metrics_.size()) {
+        const auto it = good.find(index++);
+        if (it != good.end()) {
+          split.below.push_back(o);
+          below_weights.push_back(it->second);
+        } else {
+          split.above.push_back(o);
+        }
+        split.feasible.push_back(o);
+      } else if (HasScore(r)) {
+        split.above.push_back(o);
+        split.feasible.push_back(o);
+      } else if (IsInfeasible(r.state)) {
+        split.above.push_back(o);
+        split.infeasible.push_back(o);
+      }
+    }
+    if (options_.constant_liar) {
+      for (const auto& [n, params] : history.running) {
+        if (n != number) split.above.push_back({n, &params});
+      }
+    }
+    for (std::vector<Observed>* set : {&split.above, &split.feasible, &split.infeasible}) {
+      WeighAndThin(set, kMaxKernels);
+    }
+    for (size_t i = 0; i < split.below.size(); ++i) split.below[i].weight = below_weights[i];
+    return split;
+  }
   const double sign = direction_ == Direction::kMaximize ? -1.0 : 1.0;
   std::vector<double> losses;
   for (const TrialRecord& r : history.finished) {

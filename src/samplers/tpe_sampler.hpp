@@ -5,14 +5,21 @@
 // the defaults and where they differ from Optuna's.
 #pragma once
 
+#include <map>
+
+#include "samplers/pareto.hpp"
 #include "samplers/parzen_estimator.hpp"
 #include "samplers/sampler.hpp"
 
 namespace cleansweep {
 
+//
+// With several metrics (multi-objective TPE, Ozaki et al. 2020), the good trials are the best
+// fronts of a non-dominated sort; from the front that does not fit whole, those that add the most
+// hypervolume are taken, and each good trial weighs by its share of the good set's hypervolume.
 class TpeSampler : public Sampler {
  public:
-  TpeSampler(SearchSpace space, SamplerOptions options, Direction direction);
+  TpeSampler(SearchSpace space, SamplerOptions options, std::vector<Metric> metrics);
 
   std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) override;
   bool AsksInBatches() const override { return true; }
@@ -27,6 +34,9 @@ class TpeSampler : public Sampler {
   struct Split;     // the good ("below") and the other ("above") trials of one ask
   struct GroupFit;  // one group's encoded trials and the densities a batch shares
   Split SplitTrials(std::int64_t number, const TrialHistory& history) const;
+  // Which of the scored trials are good with several metrics, and their weights (by index into
+  // `points`, each a trial's minimised values).
+  std::map<size_t, double> GoodByFronts(const std::vector<Point>& points, size_t n_below) const;
   ParamSet Propose(const Split& split, SplitMix64& rng) const;  // one proposal from a fitted split
   // Samples `dims_of` jointly from l(x)/g(x) over the trials that have all of them active.
   void SampleGroup(const std::vector<const ParamSpec*>& group, const Split& split, SplitMix64& rng,
@@ -34,7 +44,8 @@ class TpeSampler : public Sampler {
 
   SearchSpace space_;
   SamplerOptions options_;
-  Direction direction_;
+  std::vector<Metric> metrics_;
+  Direction direction_;  // the first metric's
 };
 
 // Optuna's weights: 1 for the newest 25 observations, a linear ramp from 1/n up for older ones.

@@ -53,6 +53,9 @@ TEST(Pareto, HypervolumeOfKnownFronts) {
   // a third (0,0,1): 2x2x1 of which 1x1x1 + 1x1x1 + 1x1x1 lie inside the first two: 4 + 4 - 2 + 4 - 3 = 7.
   EXPECT_DOUBLE_EQ(Hypervolume({{1, 0, 0}, {0, 1, 0}}, {2, 2, 2}), 6);
   EXPECT_DOUBLE_EQ(Hypervolume({{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, {2, 2, 2}), 7);
+  EXPECT_DOUBLE_EQ(Hypervolume({{1, 0, 0}, {1, 0, 0}, {1.5, 0.5, 0.5}}, {2, 2, 2}), 4) << "duplicates count once";
+  // Four dimensions take the general slicing: 8 + 8 - 4.
+  EXPECT_DOUBLE_EQ(Hypervolume({{1, 0, 0, 0}, {0, 1, 0, 0}}, {2, 2, 2, 2}), 12);
 }
 
 TEST(Pareto, HypervolumeInThreeDimensionsAgreesWithMonteCarlo) {

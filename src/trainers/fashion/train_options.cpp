@@ -92,6 +92,8 @@ bool ParseOptions(int argc, char** argv, const Trial& trial, TrainOptions* o, in
                "Make one tensor, report 0 and exit, with no data and no training (bench/launch_bench)");
   app.add_flag("--first-batch-only", o->first_batch_only,
                "Load the data, train one batch, report its loss as step 0 and exit (bench/launch_bench)");
+  app.add_flag("--report-latency", o->report_latency,
+               "Also measure inference latency (one image, median ms) and report val_accuracy and latency_ms");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -27,6 +27,9 @@ struct TrainOptions {
   int threads = 0;                // intra-op threads; 0 = libtorch's default (OMP_NUM_THREADS)
   bool startup_only = false;      // report 0 at once and exit: what starting a trial costs (bench/)
   bool first_batch_only = false;  // load the data, train one batch, report its loss, exit (bench/)
+  // Also measure inference latency (one image, median ms) and report {val_accuracy, latency_ms} as
+  // the final values of a two-metric study (configs/fashion_multiobjective.yaml).
+  bool report_latency = false;
 };
 
 // Parses the command line over the trial's parameters. Returns false after printing the reason

@@ -158,9 +158,15 @@ int cleansweep::fashion::TrainerMain(int argc, char** argv) {
     trial.SetAttr("n_params", static_cast<double>(result.parameters));
     trial.SetAttr("train_seconds", result.seconds);
     trial.SetAttr("device", cuda ? "cuda" : "cpu");
-    trial.Finish(result.val_accuracy);
-    std::printf("validation accuracy %.4f (%lld parameters, %.1fs)\n", result.val_accuracy,
+    if (options.report_latency) {
+      trial.Finish({{"val_accuracy", result.val_accuracy}, {"latency_ms", result.latency_ms}});
+    } else {
+      trial.Finish(result.val_accuracy);
+    }
+    std::printf("validation accuracy %.4f (%lld parameters, %.1fs)", result.val_accuracy,
                 static_cast<long long>(result.parameters), result.seconds);
+    if (options.report_latency) std::printf(", inference %.3f ms per image", result.latency_ms);
+    std::printf("\n");
     return 0;
   } catch (const std::bad_alloc&) {
     return OutOfMemory(trial, "host", "std::bad_alloc");

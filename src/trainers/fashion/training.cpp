@@ -1,8 +1,10 @@
 #include "fashion/training.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -35,6 +37,23 @@ double Accuracy(ConvNet& model, const Split& split, torch::Device device) {
     correct += logits.argmax(1).eq(split.labels.slice(0, start, end).to(device)).sum().item<std::int64_t>();
   }
   return static_cast<double>(correct) / static_cast<double>(n);
+}
+
+// What serving one image costs the trained model: the median of repeated single-image forward
+// passes after a warm-up (CUDA work is synchronised by reading the result back).
+double InferenceLatencyMs(ConvNet& model, const Split& split, torch::Device device) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  const torch::Tensor image = split.images.slice(0, 0, 1).to(device);
+  std::vector<double> ms;
+  for (int i = 0; i < 55; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    (void)model->forward(image).argmax(1).item<std::int64_t>();
+    if (i >= 5)
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
+  return ms[ms.size() / 2];
 }
 
 }  // namespace
@@ -82,6 +101,7 @@ TrainResult Train(const TrainOptions& o, const Dataset& data, torch::Device devi
     }
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (o.report_latency && !result.pruned) result.latency_ms = InferenceLatencyMs(model, data.validation, device);
   return result;
 }
 

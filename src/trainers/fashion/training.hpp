@@ -14,6 +14,7 @@ struct TrainResult {
   bool pruned = false;  // the sweep stopped it early
   std::int64_t parameters = 0;
   double seconds = 0;
+  double latency_ms = 0;  // with report_latency: one image's forward pass, median of repeated runs
 };
 
 // Throws what libtorch throws (c10::Error on CUDA out of memory, std::bad_alloc on host OOM).

@@ -1,0 +1,25 @@
+#!/bin/bash
+# Issue 18, point 7: our nsga2 and multi-objective tpe against Optuna 3.1's NSGAIISampler and
+# TPESampler (Debian's python3-optuna, installed here if missing) on ZDT1, ZDT2, ZDT3 and DTLZ2, all
+# measured in this one run: hypervolume after 200 and 500 trials (median over SEEDS seeds, one
+# implementation for both tools) and the sampler's time per trial.
+#   bench/run_mo_bench.sh [SEEDS] [OPTUNA_TPE_TRIALS] [KEEP_DIR]
+# Optuna's multi-objective TPE takes about a third of a second per trial at 200 trials and more
+# after, so a 500-trial run of it takes many minutes per problem and seed: OPTUNA_TPE_TRIALS=200
+# keeps the whole run near half an hour on 2 cores (its 500-trial column is then "-").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seeds=${1:-5}
+tpe_trials=${2:-500}
+if ! /usr/bin/python3 -c "import optuna" 2> /dev/null; then
+  sudo=()
+  [ "$(id -u)" = 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends python3-optuna > /dev/null
+fi
+scripts/build.sh > /dev/null
+out=${3:-$(mktemp -d)}
+mkdir -p "$out"
+for s in nsga2 tpe; do build/bin/mo_bench --sampler $s --trials 500 --seeds "$seeds"; done > "$out/ours.jsonl"
+/usr/bin/python3 bench/optuna_mo_bench.py --sampler nsga2 --trials 500 --seeds "$seeds" > "$out/optuna_nsga2.jsonl"
+/usr/bin/python3 bench/optuna_mo_bench.py --sampler tpe --trials "$tpe_trials" --seeds "$seeds" > "$out/optuna_tpe.jsonl"
+cat "$out"/*.jsonl | /usr/bin/python3 bench/mo_summarize.py
