@@ -24,7 +24,9 @@ before it existed), `duration` in seconds, the run fields
 `sampler_ms`, `last_step`, `reason`, `output_tail`), what each trial cost (`cpu_seconds`, `gpu_seconds`,
 `energy_j`; NaN when unknown, and in files written before them) and `attrs`, the trial's user attributes as a
 dict. A study of several metrics also has `value_<metric>` per metric (`value` is the first's) and `pareto`
-(bool: on the Pareto front of the COMPLETE trials). `user_attrs()` spreads those into columns. docs/study-format.md describes the file itself.
+(bool: on the Pareto front of the COMPLETE trials). `violation` says how far a COMPLETE trial lies outside
+`study.constraints` (0 inside; NaN without constraints): `completed()`, `best_trial` and `pareto_front`
+leave out trials with violation > 0. `user_attrs()` spreads those into columns. docs/study-format.md describes the file itself.
 """
 
 import json
@@ -42,7 +44,7 @@ import pandas as pd
 STATES = ["RUNNING", "COMPLETE", "PRUNED", "FAIL", "CRASH", "OOM_GPU", "OOM_HOST", "TIMEOUT", "INTERRUPTED"]
 _TEXT_FIELDS = ["state", "host", "gpu", "reason", "output_tail", "attrs"]
 _TIMES = ["datetime_start", "datetime_end", "datetime_worker_free"]
-_COST = ["cpu_seconds", "gpu_seconds", "energy_j"]
+_COST = ["cpu_seconds", "gpu_seconds", "energy_j", "violation"]  # NaN in files written before them
 
 
 class Study:
@@ -86,7 +88,7 @@ class Study:
 
     def completed(self):
         """COMPLETE trials, best first."""
-        done = self.trials[self.trials["state"] == "COMPLETE"]
+        done = self.trials[(self.trials["state"] == "COMPLETE") & ~(self.trials["violation"] > 0)]
         return done.sort_values("value", ascending=self.direction != "maximize", kind="stable")
 
     @property

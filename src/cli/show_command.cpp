@@ -19,7 +19,7 @@ namespace {
 void PrintTop(const StudyData& study, int top) {
   std::vector<const TrialRecord*> ranked;
   for (const TrialRecord& r : study.trials) {
-    if (r.state == TrialState::kComplete && r.value) ranked.push_back(&r);
+    if (r.state == TrialState::kComplete && r.value && !r.infeasible()) ranked.push_back(&r);
   }
   const bool maximize = study.config.study.direction == Direction::kMaximize;
   std::stable_sort(ranked.begin(), ranked.end(), [&](const TrialRecord* a, const TrialRecord* b) {
@@ -174,6 +174,9 @@ int ShowCommand(const ShowArgs& args) {
   std::printf("%d of %lld trials finished:", finished,
               static_cast<long long>(ShardSize(c.study.shard, c.study.n_trials)));
   for (const auto& [state, n] : counts) std::printf(" %s %d", state.c_str(), n);
+  const auto infeasible =
+      std::count_if(study->trials.begin(), study->trials.end(), [](const TrialRecord& r) { return r.infeasible(); });
+  if (infeasible > 0) std::printf(" (%lld COMPLETE outside study.constraints)", static_cast<long long>(infeasible));
   std::printf("\n");
   // RUNNING rows are live while a coordinator holds the study, or were cut off by a crash.
   if (running > 0) std::printf("running: %d (or cut off, if no coordinator is running it)\n", running);
@@ -188,7 +191,7 @@ int ShowCommand(const ShowArgs& args) {
   }
   const TrialRecord* best = nullptr;
   for (const TrialRecord& r : study->trials) {
-    if (r.state != TrialState::kComplete || !r.value) continue;
+    if (r.state != TrialState::kComplete || !r.value || r.infeasible()) continue;
     const bool better =
         !best || (c.study.direction == Direction::kMaximize ? *r.value > *best->value : *r.value < *best->value);
     if (better) best = &r;

@@ -1,5 +1,6 @@
 #include "config/study_config.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -112,11 +113,43 @@ Status ParseMetrics(const YamlReader& r, const YAML::Node& node, StudyOptions* o
   return Status::Ok();
 }
 
+// study.constraints: {NAME: {min: X, max: Y}, ...} over the metrics and the recorded figures.
+Status ParseConstraints(const YamlReader& r, const YAML::Node& node, StudyOptions* out) {
+  CS_RETURN_IF_ERROR(r.ExpectMap(node, "study.constraints"));
+  for (const auto& item : node) {
+    Constraint c;
+    c.name = item.first.Scalar();
+    const std::string key = "study.constraints." + c.name;
+    const bool metric =
+        std::any_of(out->metrics.begin(), out->metrics.end(), [&](const Metric& m) { return m.name == c.name; });
+    if (!metric && !IsRecordedMetric(c.name)) {
+      std::string known;
+      for (const Metric& m : out->metrics) known += (known.empty() ? "" : ", ") + m.name;
+      return r.Error(item.first, key,
+                     "not a metric of this study (" + known + ") nor a recorded figure (" + RecordedMetricList() + ")");
+    }
+    CS_RETURN_IF_ERROR(r.ExpectMap(item.second, key));
+    CS_RETURN_IF_ERROR(r.CheckKeys(item.second, key, {"min", "max"}));
+    const ConfigSection bound(r, item.second, key);
+    for (const auto& [name, field] : {std::pair{"min", &c.min}, std::pair{"max", &c.max}}) {
+      if (!bound.Has(name)) continue;
+      double v = 0;
+      CS_RETURN_IF_ERROR(bound.Read(name, &v));
+      if (!std::isfinite(v)) return bound.Error(name, "must be a finite number");
+      *field = v;
+    }
+    if (!c.min && !c.max) return r.Error(item.second, key, "give min, max or both");
+    if (c.min && c.max && *c.min > *c.max) return bound.Error("min", "is above max");
+    out->constraints.push_back(std::move(c));
+  }
+  return Status::Ok();
+}
+
 Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out) {
   if (!node) return r.Error(node, "study", "missing: a config needs a `study:` section with at least a name");
   CS_RETURN_IF_ERROR(r.CheckKeys(node, "study",
-                                 {"name", "direction", "metric", "metrics", "n_trials", "time_budget", "stop_when",
-                                  "storage", "shard", "report_every", "trials_dir"}));
+                                 {"name", "direction", "metric", "metrics", "constraints", "n_trials", "time_budget",
+                                  "stop_when", "storage", "shard", "report_every", "trials_dir"}));
   if (!node["name"]) return r.Error(node, "study.name", "missing: every study needs a name");
   Result<std::string> name = r.String(node["name"], "study.name");
   if (!name.ok()) return name.status();
@@ -134,6 +167,7 @@ Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out
   CS_RETURN_IF_ERROR(study.Read("metric", &out->metric));
   out->metrics = {Metric{out->metric, out->direction}};
   if (study.Has("metrics")) CS_RETURN_IF_ERROR(ParseMetrics(r, node, out));
+  if (study.Has("constraints")) CS_RETURN_IF_ERROR(ParseConstraints(r, node["constraints"], out));
   CS_RETURN_IF_ERROR(study.Read("n_trials", &out->n_trials, 1));
   CS_RETURN_IF_ERROR(study.Read("time_budget", &out->time_budget, Millis(1)));
   if (study.Has("stop_when")) {
@@ -504,6 +538,30 @@ void StudyOptions::FillValues(const std::vector<double>& reported, TrialRecord* 
                      " is unknown on this worker (energy_j needs NVML and a GPU that counts energy; "
                      "gpu_mem_peak_mb needs a GPU): its reported values are kept";
   }
+}
+
+double StudyOptions::Violation(const TrialRecord& record) const {
+  if (constraints.empty() || record.state != TrialState::kComplete) return std::numeric_limits<double>::quiet_NaN();
+  double total = 0;
+  for (const Constraint& c : constraints) {
+    double v = std::numeric_limits<double>::quiet_NaN();
+    for (size_t i = 0; i < metrics.size(); ++i) {
+      if (metrics[i].name != c.name) continue;
+      if (i < record.values.size()) {
+        v = record.values[i];
+      } else if (i == 0 && record.value) {
+        v = *record.value;
+      }
+    }
+    if (std::isnan(v) && IsRecordedMetric(c.name)) v = RecordedFigure(c.name, record);
+    if (!std::isfinite(v)) {
+      total += 1;
+      continue;
+    }
+    if (c.min && v < *c.min) total += (*c.min - v) / std::max(1.0, std::abs(*c.min));
+    if (c.max && v > *c.max) total += (v - *c.max) / std::max(1.0, std::abs(*c.max));
+  }
+  return total;
 }
 
 std::string StudyOptions::DescribeMetrics() const {

@@ -40,6 +40,14 @@ bool IsRecordedMetric(const std::string& name);
 // The recorded figure `name` of `record` (IsRecordedMetric(name) must hold); NaN where unknown.
 double RecordedFigure(const std::string& name, const TrialRecord& record);
 
+// study.constraints: a bound on a metric or a recorded figure. A COMPLETE trial outside one is
+// infeasible: stored and shown, but never the best nor on the Pareto front (docs/samplers.md).
+struct Constraint {
+  std::string name;
+  std::optional<double> min;
+  std::optional<double> max;
+};
+
 struct StudyOptions {  // study:
   std::string name;
   // The objectives, in order; never empty. The first is the one pruning, `show`'s ranking of a
@@ -55,7 +63,13 @@ struct StudyOptions {  // study:
   std::optional<Millis> report_every;  // rewrite the HTML report (<storage>.html) this often during a run
   std::string trials_dir;              // where NAME.trials/ goes; empty: beside the study file
 
+  std::vector<Constraint> constraints;
+
   bool multi_objective() const { return metrics.size() > 1; }
+  // How far a COMPLETE trial lies outside the constraints: the sum over them of the distance past
+  // each bound, relative to the bound's size (|bound|, at least 1); 0 when it meets them all, and
+  // NaN without constraints or for another state. A figure the trial lacks counts as 1.
+  double Violation(const TrialRecord& record) const;
   // The metrics the trial itself reports, in order (all but the recorded figures).
   std::vector<std::string> ReportedMetrics() const;
   // "maximize val_accuracy, minimize latency_ms": the metrics as `show` and `validate` name them.

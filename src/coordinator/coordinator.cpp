@@ -304,6 +304,7 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   record.sampler_ms = it->second.sampler_ms;
   record.retry_of = it->second.retry_of;
   record.attempt = it->second.attempt;
+  record.violation = config_.study.Violation(record);
   running_.erase(it);
   CS_RETURN_IF_ERROR(StageRow(record));  // durable (at CommitTurn) before anything depending on it leaves
   curves_[record.number].state = record.state;
@@ -463,6 +464,13 @@ Status Coordinator::RecordPrior() {
   std::map<std::int64_t, const TrialRecord*> by_number;
   std::set<std::int64_t> rerun_done;
   for (TrialRecord& r : prior_) {
+    // The constraints may have changed with --set: each COMPLETE row is judged by today's.
+    if (const double violation = config_.study.Violation(r);
+        r.state == TrialState::kComplete &&
+        !(violation == r.violation || (std::isnan(violation) && std::isnan(r.violation)))) {
+      r.violation = violation;
+      CS_RETURN_IF_ERROR(StageRow(r));
+    }
     if (r.state == TrialState::kRunning) {
       r.state = TrialState::kInterrupted;
       r.end_time = r.start_time;

@@ -46,6 +46,7 @@ std::string Progress::TrialLine(const TrialRecord& r, const StudyConfig& config)
   } else if (r.value) {
     line += " " + config.study.metric + "=" + FormatValue(*r.value);
   }
+  if (r.infeasible()) line += " (infeasible: outside study.constraints)";
   line += " in " + Seconds(r.duration()) + " on " + r.host + (r.gpu.empty() ? "" : " gpu " + r.gpu);
   std::string params;
   for (const ParamSpec& spec : config.space.params()) {

@@ -23,8 +23,16 @@ TrialLedger::Settled TrialLedger::Settle(const TrialRecord& record, int failures
     ++since_best_;
     if (record.state == TrialState::kPruned) ++pruned_;
   }
-  if (record.state == TrialState::kComplete && config_.study.multi_objective() &&
-      record.values.size() == config_.study.metrics.size()) {
+  if (record.state == TrialState::kComplete && record.infeasible()) {
+    ++complete_;
+    ++infeasible_;
+    if (record.pareto) {  // a stored row that said otherwise (constraints changed on resume)
+      TrialRecord changed = record;
+      changed.pareto = false;
+      front_changes_[record.number] = std::move(changed);
+    }
+  } else if (record.state == TrialState::kComplete && config_.study.multi_objective() &&
+             record.values.size() == config_.study.metrics.size()) {
     ++complete_;
     if (AddToFront(record)) since_best_ = 0;
   } else if (record.state == TrialState::kComplete && record.value && !config_.study.multi_objective()) {

@@ -51,8 +51,10 @@ class TrialLedger {
 
   std::int64_t finished() const { return finished_; }  // final outcomes
   std::int64_t complete() const { return complete_; }
+  std::int64_t infeasible() const { return infeasible_; }  // COMPLETE outside study.constraints
   std::int64_t pruned() const { return pruned_; }
-  // A single-metric study's best COMPLETE trial; none in a multi-metric study (see pareto_front).
+  // A single-metric study's best COMPLETE trial within study.constraints; none in a multi-metric
+  // study (see pareto_front, which also holds feasible trials only).
   const std::optional<TrialRecord>& best() const { return best_; }
   // Final outcomes since the last improvement (all of them while there is none): what
   // study.stop_when.no_improvement counts. One metric: a new best. Several: a trial that joined the
@@ -73,6 +75,7 @@ class TrialLedger {
   std::int64_t finished_ = 0;
   std::int64_t complete_ = 0;
   std::int64_t pruned_ = 0;
+  std::int64_t infeasible_ = 0;
   // A COMPLETE trial of a multi-metric study: updates the front; true when it improved it.
   bool AddToFront(const TrialRecord& record);
 

@@ -79,22 +79,38 @@ void Nsga2Sampler::Update(const TrialHistory& history) {
     if (values.size() != metrics_.size()) continue;
     ++scored_;
     Point point = Minimized(metrics_, values);
+    if (r.infeasible()) {  // constrained domination: behind every feasible trial, by its violation
+      fresh.push_back({std::move(point), r.violation, seen_, 0, 0});
+      continue;
+    }
     // Dominated by a whole population's worth of parents, it ranks behind all of them and so does
     // everything it dominates: selection would come out the same without it.
     size_t dominating = 0;
-    for (const Member& m : population_) dominating += Dominates(m.point, point);
+    for (const Member& m : population_) dominating += m.violation <= 0 && Dominates(m.point, point);
     if (dominating >= static_cast<size_t>(options_.population_size)) continue;
-    fresh.push_back({std::move(point), seen_, 0, 0});
+    fresh.push_back({std::move(point), 0, seen_, 0, 0});
   }
   if (fresh.empty()) return;
   std::vector<Member> pool = std::move(population_);
   for (Member& m : fresh) pool.push_back(std::move(m));
   // Elitist selection: whole fronts while they fit, then the most isolated of the front that
   // does not (crowding distance, largest first).
+  // Constrained domination (Deb 2002): feasible trials by non-dominated rank; infeasible ones after
+  // all of them, each its own rank in order of violation.
+  std::stable_partition(pool.begin(), pool.end(), [](const Member& m) { return m.violation <= 0; });
+  const auto feasible =
+      static_cast<size_t>(std::count_if(pool.begin(), pool.end(), [](const Member& m) { return m.violation <= 0; }));
+  std::stable_sort(pool.begin() + static_cast<std::ptrdiff_t>(feasible), pool.end(),
+                   [](const Member& a, const Member& b) { return a.violation < b.violation; });
   std::vector<Point> points;
   points.reserve(pool.size());
-  for (const Member& m : pool) points.push_back(m.point);
-  const std::vector<int> ranks = NondominatedRanks(points);
+  for (size_t i = 0; i < feasible; ++i) points.push_back(pool[i].point);
+  std::vector<int> ranks = NondominatedRanks(points);
+  const int next_rank = ranks.empty() ? 0 : *std::max_element(ranks.begin(), ranks.end()) + 1;
+  for (size_t i = feasible; i < pool.size(); ++i) {
+    ranks.push_back(next_rank + static_cast<int>(i - feasible));
+    points.push_back(pool[i].point);
+  }
   std::vector<size_t> by_rank(pool.size());
   std::iota(by_rank.begin(), by_rank.end(), 0);
   // Stable, so among equals the earlier trial stays: selection does not depend on the sort.

@@ -12,7 +12,8 @@
 namespace cleansweep {
 namespace {
 
-// A finished trial's failure tells the sampler "not here"; an interrupted one says nothing.
+// A finished trial's failure tells the sampler "not here" (so does a COMPLETE trial outside
+// study.constraints, TrialRecord::infeasible); an interrupted one says nothing.
 bool IsInfeasible(TrialState s) {
   return s == TrialState::kFail || s == TrialState::kCrash || s == TrialState::kOomGpu || s == TrialState::kOomHost ||
          s == TrialState::kTimeout;
@@ -170,7 +171,7 @@ TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistor
     // Several metrics: COMPLETE trials with every value are scored; a pruned trial is not good.
     std::vector<Point> points;
     for (const TrialRecord& r : history.finished) {
-      if (r.state == TrialState::kComplete && r.values.size() == metrics_.size()) {
+      if (r.state == TrialState::kComplete && r.values.size() == metrics_.size() && !r.infeasible()) {
         points.push_back(Minimized(metrics_, r.values));
       }
     }
@@ -183,7 +184,7 @@ TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistor
     size_t index = 0;
     for (const TrialRecord& r : history.finished) {
       const Observed o{r.number, &r.params};
-      if (r.state == TrialState::kComplete && r.values.size() == metrics_.size()) {
+      if (r.state == TrialState::kComplete && r.values.size() == metrics_.size() && !r.infeasible()) {
         const auto it = good.find(index++);
         if (it != good.end()) {
           split.below.push_back(o);
@@ -195,7 +196,7 @@ TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistor
       } else if (HasScore(r)) {
         split.above.push_back(o);
         split.feasible.push_back(o);
-      } else if (IsInfeasible(r.state)) {
+      } else if (IsInfeasible(r.state) || r.infeasible()) {
         split.above.push_back(o);
         split.infeasible.push_back(o);
       }
@@ -237,7 +238,7 @@ TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistor
       if (good && loss == cut) --ties_admitted;
       (good ? split.below : split.above).push_back(o);
       split.feasible.push_back(o);
-    } else if (IsInfeasible(r.state)) {
+    } else if (IsInfeasible(r.state) || r.infeasible()) {
       split.above.push_back(o);
       split.infeasible.push_back(o);
     }

@@ -61,7 +61,7 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
   for (const std::string& name : attr_names) out << "," << CsvCell("attr_" + name);
   out << ",datetime_start,datetime_end,duration,worker,host,gpu,exit_code,signal,peak_rss_kb,attempt,"
          "retry_of,enqueued,sampler_ms,last_step,gpu_mem_before_mb,gpu_mem_peak_mb,gpu_mem_after_mb,gpu_mem_foreign_mb,"
-         "datetime_worker_free,cpu_seconds,gpu_seconds,energy_j,reason,output_tail\n";
+         "datetime_worker_free,cpu_seconds,gpu_seconds,energy_j,violation,reason,output_tail\n";
   for (const TrialRecord& r : study.trials) {
     out << r.number << "," << TrialStateName(r.state) << "," << (r.value ? Number(*r.value) : "");
     if (options.multi_objective()) {
@@ -82,7 +82,8 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
         << Number(r.sampler_ms) << "," << r.last_step << "," << Known(r.gpu_mem_before_mb) << ","
         << Known(r.gpu_mem_peak_mb) << "," << Known(r.gpu_mem_after_mb) << "," << Known(r.gpu_mem_foreign_mb) << ","
         << Known(r.worker_free_time) << "," << Known(r.cpu_seconds) << "," << Known(r.gpu_seconds) << ","
-        << Known(r.energy_j) << "," << CsvCell(r.reason) << "," << CsvCell(r.output_tail) << "\n";
+        << Known(r.energy_j) << "," << Known(r.violation) << "," << CsvCell(r.reason) << "," << CsvCell(r.output_tail)
+        << "\n";
   }
 }
 
@@ -135,6 +136,7 @@ void WriteJson(const StudyData& study, std::ostream& out) {
                       {"cpu_seconds", KnownJson(r.cpu_seconds)},
                       {"gpu_seconds", KnownJson(r.gpu_seconds)},
                       {"energy_j", KnownJson(r.energy_j)},
+                      {"violation", KnownJson(r.violation)},
                       {"reason", r.reason},
                       {"output_tail", r.output_tail}});
     if (several) {

@@ -32,6 +32,25 @@ std::vector<std::string> StudyDifferences(const StudyConfig& stored, const Study
     out.push_back(std::string("study.direction: was ") + DirectionName(stored.study.direction) + ", now " +
                   DirectionName(now.study.direction));
   }
+  // The metrics name columns (value_<metric>): another list is another file layout.
+  const auto names = [](const StudyOptions& o) {
+    std::string list;
+    for (const Metric& m : o.metrics) list += (list.empty() ? "" : ", ") + m.name;
+    return list;
+  };
+  const bool several = stored.study.multi_objective() || now.study.multi_objective();
+  if (several && names(stored.study) != names(now.study)) {
+    out.push_back("study.metrics: was [" + names(stored.study) + "], now [" + names(now.study) + "]");
+    *breaking = true;
+  } else if (several) {
+    for (size_t i = 1; i < now.study.metrics.size(); ++i) {  // the first's direction is `direction` above
+      if (stored.study.metrics[i].direction != now.study.metrics[i].direction) {
+        out.push_back("study.metrics." + now.study.metrics[i].name + ": was " +
+                      DirectionName(stored.study.metrics[i].direction) + ", now " +
+                      DirectionName(now.study.metrics[i].direction));
+      }
+    }
+  }
   if (!(stored.study.shard == now.study.shard)) {
     // Another shard runs other positions of the trial list: its trials do not continue these.
     out.push_back("study.shard: was " + stored.study.shard.Name() + ", now " + now.study.shard.Name());

@@ -528,7 +528,8 @@ Status StudyFile::PutTrial(const TrialRecord& r) {
   row.Set("gpu_mem_foreign_mb", r.gpu_mem_foreign_mb);
   for (const auto& [column, field] :
        {std::pair{"datetime_worker_free", r.worker_free_time}, std::pair{"cpu_seconds", r.cpu_seconds},
-        std::pair{"gpu_seconds", r.gpu_seconds}, std::pair{"energy_j", r.energy_j}}) {
+        std::pair{"gpu_seconds", r.gpu_seconds}, std::pair{"energy_j", r.energy_j},
+        std::pair{"violation", r.violation}}) {
     if (impl_->trials_layout.Find(column)) row.Set(column, field);
   }
   row.Set("reason", r.reason);

@@ -139,7 +139,8 @@ Status ReadTrials(hid_t file, StudyData* study) {
       {"datetime_worker_free", &TrialRecord::worker_free_time},
       {"cpu_seconds", &TrialRecord::cpu_seconds},
       {"gpu_seconds", &TrialRecord::gpu_seconds},
-      {"energy_j", &TrialRecord::energy_j}};
+      {"energy_j", &TrialRecord::energy_j},
+      {"violation", &TrialRecord::violation}};
   std::vector<std::vector<double>> optional;
   for (const auto& [field, member] : kOptional) {
     auto column = HasMember(d, field) ? ReadNumbers<double>(d, field, H5T_NATIVE_DOUBLE)

@@ -68,9 +68,11 @@ inline constexpr size_t kHostLength = 64;   // HOST_NAME_MAX
 inline constexpr size_t kGpuLength = 64;    // a GPU or MIG UUID fits
 
 // Columns of /trials that files of schema 3 gained later (all float64, NaN when unknown), in
-// order: datetime_worker_free (issue 19), then what a trial cost (issue 18). A file that lacks some
+// order: datetime_worker_free (issue 19), then what a trial cost and its constraint violation
+// (issue 18). A file that lacks some
 // is resumed without them; readers give NaN.
-inline constexpr const char* kLaterTrialColumns[] = {"datetime_worker_free", "cpu_seconds", "gpu_seconds", "energy_j"};
+inline constexpr const char* kLaterTrialColumns[] = {"datetime_worker_free", "cpu_seconds", "gpu_seconds", "energy_j",
+                                                     "violation"};
 
 // A multi-metric study's column for one metric's value, in /trials and /intermediate.
 inline std::string MetricColumn(const std::string& metric) { return "value_" + metric; }

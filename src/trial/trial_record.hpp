@@ -39,6 +39,10 @@ struct TrialRecord {
   std::vector<double> values;
   // On the Pareto front of the study's COMPLETE multi-metric trials (docs/study-format.md).
   bool pareto = false;
+  // How far a COMPLETE trial lies outside study.constraints (StudyOptions::Violation): 0 when it
+  // meets them; NaN without constraints, for other states, and in older files.
+  double violation = std::numeric_limits<double>::quiet_NaN();
+  bool infeasible() const { return violation > 0; }
   ParamSet params;
   double start_time = 0;  // Unix time, seconds
   double end_time = 0;
@@ -84,7 +88,8 @@ struct TrialRecord {
   void serialize(Archive& ar) {
     ar(number, state, value, params, start_time, end_time, worker, host, gpu, exit_code, signal, peak_rss_kb, attempt,
        retry_of, enqueued, sampler_ms, last_step, reason, output_tail, attrs_json, gpu_mem_before_mb, gpu_mem_peak_mb,
-       gpu_mem_after_mb, gpu_mem_foreign_mb, worker_free_time, cpu_seconds, gpu_seconds, energy_j, values, pareto);
+       gpu_mem_after_mb, gpu_mem_foreign_mb, worker_free_time, cpu_seconds, gpu_seconds, energy_j, values, pareto,
+       violation);
   }
 };
 
@@ -102,10 +107,11 @@ struct IntermediateValue {
   }
 };
 
-// Whether a finished trial has a value model-based samplers can rank: completed, or pruned with
-// its last reported value.
+// Whether a finished trial has a value model-based samplers can rank: completed (and feasible),
+// or pruned with its last reported value.
+// A COMPLETE trial outside study.constraints has no score: samplers treat it like a failure.
 inline bool HasScore(const TrialRecord& r) {
-  return (r.state == TrialState::kComplete || r.state == TrialState::kPruned) && r.value.has_value();
+  return (r.state == TrialState::kComplete || r.state == TrialState::kPruned) && r.value.has_value() && !r.infeasible();
 }
 
 // What a sampler may look at: every finished trial, and the parameters of those still running.

@@ -1,5 +1,6 @@
 #include "config/study_config.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -580,6 +581,51 @@ TEST(StudyConfig, Nsga2TakesItsOwnKeys) {
   EXPECT_NE(ErrorOf(TwoMetricsWith("kind: nsga2", "kind: random, population_size: 5"))
                 .find("does not apply to the random sampler"),
             std::string::npos);
+}
+
+
+TEST(StudyConfig, ConstraintsBoundMetricsAndRecordedFiguresAndMeasureTheViolation) {
+  Result<StudyConfig> config = LoadConfigText(
+      TwoMetricsWith("direction: minimize}]}", "direction: minimize}], constraints: {latency_ms: {max: 20}, "
+                                               "gpu_mem_peak_mb: {max: 40000}, val_accuracy: {min: 0.5, max: 2}}}"),
+      "mo.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  ASSERT_EQ(config->study.constraints.size(), 3u);
+  TrialRecord r;
+  r.state = TrialState::kComplete;
+  r.value = 0.9;
+  r.values = {0.9, 12};
+  r.gpu_mem_peak_mb = 1000;
+  EXPECT_EQ(config->study.Violation(r), 0) << "inside every bound";
+  r.values = {0.9, 25};  // 5 ms over a 20 ms bound: 5 / 20
+  EXPECT_DOUBLE_EQ(config->study.Violation(r), 0.25);
+  EXPECT_TRUE([&] {
+    TrialRecord t = r;
+    t.violation = config->study.Violation(t);
+    return t.infeasible() && !HasScore(t);
+  }()) << "an infeasible trial has no score for the samplers";
+  r.values = {0.25, 12};  // 0.25 under a minimum of 0.5: relative to max(1, 0.5)
+  EXPECT_DOUBLE_EQ(config->study.Violation(r), 0.25);
+  r.values = {0.9, 12};
+  r.gpu_mem_peak_mb = std::nan("");  // a figure it lacks (a CPU worker): counted as 1
+  EXPECT_DOUBLE_EQ(config->study.Violation(r), 1);
+  r.state = TrialState::kFail;
+  EXPECT_TRUE(std::isnan(config->study.Violation(r))) << "only COMPLETE trials are judged";
+  EXPECT_TRUE(std::isnan(LoadConfigText(kTwoMetrics, "mo.yaml")->study.Violation(r)));
+}
+
+TEST(StudyConfig, ConstraintMistakesAreNamed) {
+  const auto error = [](const std::string& constraints) {
+    return ErrorOf(TwoMetricsWith("direction: minimize}]}", "direction: minimize}], constraints: " + constraints + "}"));
+  };
+  EXPECT_NE(error("{loss: {max: 1}}").find("study.constraints.loss: not a metric of this study (val_accuracy, "
+                                          "latency_ms) nor a recorded figure (trial_seconds, cpu_seconds"),
+            std::string::npos);
+  EXPECT_NE(error("{latency_ms: {}}").find("study.constraints.latency_ms: give min, max or both"), std::string::npos);
+  EXPECT_NE(error("{latency_ms: {min: 3, max: 2}}").find("study.constraints.latency_ms.min: is above max"),
+            std::string::npos);
+  EXPECT_NE(error("{latency_ms: {below: 3}}").find("below"), std::string::npos);
+  EXPECT_NE(error("{latency_ms: 20}").find("expected a mapping"), std::string::npos);
 }
 
 }  // namespace

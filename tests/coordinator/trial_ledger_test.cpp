@@ -136,5 +136,45 @@ TEST(TrialLedger, AMultiMetricStudyKeepsItsParetoFrontAndSaysWhichRowsChanged) {
   EXPECT_FALSE(changes[0].pareto);
 }
 
+
+TEST(TrialLedger, TrialsOutsideTheConstraintsAreNeitherBestNorOnTheFront) {
+  Result<StudyConfig> config = LoadConfigText(
+      "study: {name: mo, metrics: [{name: acc, direction: maximize}, {name: ms, direction: minimize}], "
+      "constraints: {ms: {max: 20}}}\nsampler: {kind: random}\ntrial: {command: [sh]}\nspace:\n"
+      "  x: {type: float, low: 0.0, high: 1.0}\n",
+      "mo.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  TrialHistory history;
+  TrialLedger ledger(*config, &history);
+  TrialRecord fast = WithValues(0, {0.8, 10});
+  fast.violation = config->study.Violation(fast);
+  TrialRecord slow = WithValues(1, {0.99, 30});  // would dominate nothing, but is far better in acc
+  slow.violation = config->study.Violation(slow);
+  ASSERT_TRUE(slow.infeasible());
+  ledger.Settle(fast, 0);
+  ledger.Settle(slow, 0);
+  EXPECT_EQ(Numbers(ledger.pareto_front()), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(ledger.complete(), 2);
+  EXPECT_EQ(ledger.infeasible(), 1);
+  EXPECT_EQ(ledger.since_best(), 1) << "an infeasible trial is no improvement";
+  // One metric: the best is the best feasible trial.
+  const StudyConfig single = Config("{command: [sh]}");
+  StudyConfig bounded = single;
+  bounded.study.constraints = {{"value", std::nullopt, 0.5}};
+  TrialHistory h;
+  TrialLedger one(bounded, &h);
+  TrialRecord low = Ended(0, TrialState::kComplete, 0.4);
+  low.violation = bounded.study.Violation(low);
+  TrialRecord lower = Ended(1, TrialState::kComplete, 0.1);
+  lower.violation = bounded.study.Violation(lower);
+  TrialRecord too_high = Ended(2, TrialState::kComplete, 0.7);
+  too_high.violation = bounded.study.Violation(too_high);
+  one.Settle(low, 0);
+  one.Settle(too_high, 0);
+  one.Settle(lower, 0);
+  ASSERT_TRUE(one.best());
+  EXPECT_EQ(one.best()->number, 1);
+}
+
 }  // namespace
 }  // namespace cleansweep

@@ -546,7 +546,7 @@ PY
     ;;
   multi_objective)  # issue 18: several metrics, NSGA-II, a Pareto front kept current in the file, resume
     toy_config mo 24 "{kind: nsga2, seed: 3, population_size: 6}" "twometrics, missingmetric"
-    sed -i 's/direction: maximize,/metrics: [{name: accuracy, direction: maximize}, {name: cost, direction: minimize}, {name: trial_seconds, direction: minimize}],/' mo.yaml
+    sed -i 's/direction: maximize,/metrics: [{name: accuracy, direction: maximize}, {name: cost, direction: minimize}, {name: trial_seconds, direction: minimize}], constraints: {cost: {max: 1.0}},/' mo.yaml
     "${mpi[@]}" -np 3 "$bin/cleansweep" run mo.yaml --progress lines > out.txt || fail "run exited $?"
     grep -q "^Pareto front: [0-9]* trials; see them with: cleansweep show" out.txt || fail "no front line: $(tail -3 out.txt)"
     grep -q " COMPLETE accuracy=[0-9.-]* cost=[0-9.]* trial_seconds=[0-9.]* in " out.txt ||
@@ -568,10 +568,15 @@ done = state == "COMPLETE"
 assert done.sum() >= 10, state
 assert (t["value"][done] == t["value_accuracy"][done]).all()
 assert np.allclose(t["value_trial_seconds"][done], t["duration"][done])
+# cost <= 1.0 (study.constraints): outside it a trial is COMPLETE but infeasible, never on the front.
+assert ((t["violation"][done] > 0) == (t["value_cost"][done] > 1.0)).all(), (t["violation"], t["value_cost"])
+assert np.isnan(t["violation"][~done]).all()
+assert (t["violation"][done] > 0).any() and (t["violation"][done] == 0).any(), t["violation"]
+feasible = done & ~(t["violation"] > 0)
 points = np.stack([-t["value_accuracy"], t["value_cost"], t["value_trial_seconds"]], axis=1)
 for i in range(len(t)):
-    dominated = any(done[j] and (points[j] <= points[i]).all() and (points[j] < points[i]).any() for j in range(len(t)))
-    expected = bool(done[i] and not dominated)
+    dominated = any(feasible[j] and (points[j] <= points[i]).all() and (points[j] < points[i]).any() for j in range(len(t)))
+    expected = bool(feasible[i] and not dominated)
     assert bool(t["pareto"][i]) == expected, (i, state[i], points[i], t["pareto"][i])
 failed = state == "FAIL"
 assert failed.sum() >= 1 and all(b"the final values lack cost" in r for r in t["reason"][failed]), t["reason"][failed]
@@ -581,13 +586,16 @@ study = load_study(sys.argv[1])
 assert study.metrics == [("accuracy", "maximize"), ("cost", "minimize"), ("trial_seconds", "minimize")]
 assert sorted(study.pareto_front["number"]) == sorted(t["number"][t["pareto"] == 1]), study.pareto_front
 assert study.trials["pareto"].dtype == bool
-print("front", int(t["pareto"].sum()), "of", int(done.sum()))
+assert sorted(study.completed()["number"]) == sorted(t["number"][feasible])
+print("front", int(t["pareto"].sum()), "of", int(feasible.sum()), "feasible,", int(done.sum()), "complete")
 PY
     }
     check_front mo.h5 "$src/python" || fail "the front in the file is wrong"
     "$bin/cleansweep" show mo.h5 > show.txt
     grep -q "^study mo (maximize accuracy, minimize cost, minimize trial_seconds)" show.txt || fail "show: $(head -2 show.txt)"
     grep -q "^Pareto front: [0-9]* of [0-9]* completed trials" show.txt || fail "show has no front: $(cat show.txt)"
+    grep -q "trials finished:.* ([0-9]* COMPLETE outside study.constraints)" show.txt || fail "show: $(cat show.txt)"
+    grep -q "(infeasible: outside study.constraints)" out.txt || fail "no progress line says infeasible"
     "$bin/cleansweep" export mo.h5 --format csv -o mo.csv
     head -1 mo.csv | grep -q "^number,state,value,value_accuracy,value_cost,value_trial_seconds,pareto," ||
       fail "export columns: $(head -1 mo.csv)"

@@ -184,5 +184,33 @@ TEST(Nsga2Sampler, TrialNDependsOnlyOnTheSeedAndWhatFinished) {
   EXPECT_EQ(*a.Ask(30, history), *b.Ask(30, history));
 }
 
+
+TEST(Nsga2Sampler, ParentsPreferFeasibleTrialsThenTheLeastViolation) {
+  const StudyConfig config = Config("nsga2", UnitSpace(1));
+  SamplerOptions options = config.sampler;
+  options.population_size = 3;
+  Nsga2Sampler sampler(config.space, options, config.study.metrics);
+  TrialHistory history;
+  // Trials 0 and 1 dominate everything but break a constraint (1 by less); 2, 3 and 4 are feasible.
+  const std::vector<std::vector<double>> values = {{0, 0}, {0, 0}, {5, 5}, {6, 6}, {4, 7}};
+  const std::vector<double> violation = {2, 1, 0, 0, 0};
+  for (size_t i = 0; i < values.size(); ++i) {
+    TrialRecord r = Complete(static_cast<std::int64_t>(i), {{"x0", 0.1 * double(i)}}, values[i]);
+    r.violation = violation[i];
+    history.finished.push_back(r);
+  }
+  sampler.Ask(5, history);
+  std::vector<std::int64_t> parents = sampler.Parents(history);
+  std::sort(parents.begin(), parents.end());
+  EXPECT_EQ(parents, (std::vector<std::int64_t>{2, 3, 4})) << "every feasible trial before any infeasible one";
+  SamplerOptions four = options;
+  four.population_size = 4;
+  Nsga2Sampler wider(config.space, four, config.study.metrics);
+  wider.Ask(5, history);
+  parents = wider.Parents(history);
+  std::sort(parents.begin(), parents.end());
+  EXPECT_EQ(parents, (std::vector<std::int64_t>{1, 2, 3, 4})) << "then the smaller violation";
+}
+
 }  // namespace
 }  // namespace cleansweep
