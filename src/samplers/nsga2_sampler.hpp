@@ -38,9 +38,9 @@ class Nsga2Sampler : public Sampler {
 
  private:
   struct Member {
-    Point point;       // its values, all minimised
+    Point point;           // its values, all minimised
     double violation = 0;  // > 0: outside study.constraints
-    size_t trial = 0;  // its index in history.finished (which only grows)
+    size_t trial = 0;      // its index in history.finished (which only grows)
     int rank = 0;
     double crowding = 0;
   };

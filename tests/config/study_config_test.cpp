@@ -583,12 +583,12 @@ TEST(StudyConfig, Nsga2TakesItsOwnKeys) {
             std::string::npos);
 }
 
-
 TEST(StudyConfig, ConstraintsBoundMetricsAndRecordedFiguresAndMeasureTheViolation) {
-  Result<StudyConfig> config = LoadConfigText(
-      TwoMetricsWith("direction: minimize}]}", "direction: minimize}], constraints: {latency_ms: {max: 20}, "
-                                               "gpu_mem_peak_mb: {max: 40000}, val_accuracy: {min: 0.5, max: 2}}}"),
-      "mo.yaml");
+  Result<StudyConfig> config =
+      LoadConfigText(TwoMetricsWith("direction: minimize}]}",
+                                    "direction: minimize}], constraints: {latency_ms: {max: 20}, "
+                                    "gpu_mem_peak_mb: {max: 40000}, val_accuracy: {min: 0.5, max: 2}}}"),
+                     "mo.yaml");
   ASSERT_TRUE(config.ok()) << config.status().message();
   ASSERT_EQ(config->study.constraints.size(), 3u);
   TrialRecord r;
@@ -616,10 +616,12 @@ TEST(StudyConfig, ConstraintsBoundMetricsAndRecordedFiguresAndMeasureTheViolatio
 
 TEST(StudyConfig, ConstraintMistakesAreNamed) {
   const auto error = [](const std::string& constraints) {
-    return ErrorOf(TwoMetricsWith("direction: minimize}]}", "direction: minimize}], constraints: " + constraints + "}"));
+    return ErrorOf(
+        TwoMetricsWith("direction: minimize}]}", "direction: minimize}], constraints: " + constraints + "}"));
   };
-  EXPECT_NE(error("{loss: {max: 1}}").find("study.constraints.loss: not a metric of this study (val_accuracy, "
-                                          "latency_ms) nor a recorded figure (trial_seconds, cpu_seconds"),
+  EXPECT_NE(error("{loss: {max: 1}}")
+                .find("study.constraints.loss: not a metric of this study (val_accuracy, "
+                      "latency_ms) nor a recorded figure (trial_seconds, cpu_seconds"),
             std::string::npos);
   EXPECT_NE(error("{latency_ms: {}}").find("study.constraints.latency_ms: give min, max or both"), std::string::npos);
   EXPECT_NE(error("{latency_ms: {min: 3, max: 2}}").find("study.constraints.latency_ms.min: is above max"),

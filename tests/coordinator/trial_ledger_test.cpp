@@ -136,7 +136,6 @@ TEST(TrialLedger, AMultiMetricStudyKeepsItsParetoFrontAndSaysWhichRowsChanged) {
   EXPECT_FALSE(changes[0].pareto);
 }
 
-
 TEST(TrialLedger, TrialsOutsideTheConstraintsAreNeitherBestNorOnTheFront) {
   Result<StudyConfig> config = LoadConfigText(
       "study: {name: mo, metrics: [{name: acc, direction: maximize}, {name: ms, direction: minimize}], "

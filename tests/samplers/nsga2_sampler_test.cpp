@@ -184,7 +184,6 @@ TEST(Nsga2Sampler, TrialNDependsOnlyOnTheSeedAndWhatFinished) {
   EXPECT_EQ(*a.Ask(30, history), *b.Ask(30, history));
 }
 
-
 TEST(Nsga2Sampler, ParentsPreferFeasibleTrialsThenTheLeastViolation) {
   const StudyConfig config = Config("nsga2", UnitSpace(1));
   SamplerOptions options = config.sampler;
