@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "study/hdf5_handle.hpp"
+#include "study/study_differences.hpp"
 #include "study/study_lock.hpp"
 #include "support/temp_dir.hpp"
 
@@ -501,6 +502,27 @@ TEST(StudyFile, SeveralMetricsHaveAColumnEachAndAParetoFlag) {
   for (const char* column : {"value_acc", "value_latency_ms", "value_energy_j", "pareto"}) {
     EXPECT_GE(H5Tget_member_index(type.get(), column), 0) << column;
   }
+}
+
+TEST(StudyDifferences, AMultiMetricStudyKeepsItsListOfMetrics) {
+  const auto config = [](const std::string& metrics) {
+    Result<StudyConfig> c = LoadConfigText("study: {name: mo, metrics: " + metrics +
+                                               "}\nsampler: {kind: nsga2}\ntrial: {command: [p]}\nspace:\n"
+                                               "  x: {type: float, low: 0.0, high: 1.0}\n",
+                                           "mo.yaml");
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    return *c;
+  };
+  const StudyConfig stored = config("[{name: acc, direction: maximize}, {name: ms, direction: minimize}]");
+  bool breaking = false;
+  std::vector<std::string> diff = StudyDifferences(
+      stored, config("[{name: acc, direction: maximize}, {name: ms, direction: maximize}]"), &breaking);
+  EXPECT_EQ(diff, (std::vector<std::string>{"study.metrics.ms: was minimize, now maximize"}));
+  EXPECT_FALSE(breaking) << "a direction is no column";
+  diff = StudyDifferences(stored, config("[{name: acc, direction: maximize}, {name: energy_j, direction: minimize}]"),
+                          &breaking);
+  EXPECT_EQ(diff, (std::vector<std::string>{"study.metrics: was [acc, ms], now [acc, energy_j]"}));
+  EXPECT_TRUE(breaking) << "value_<metric> columns would no longer match";
 }
 
 }  // namespace
