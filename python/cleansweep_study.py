@@ -253,6 +253,20 @@ def _decoded_text(raw):
     return text, cells
 
 
+def _check_text_crcs(raw):
+    """Files since issue 18 keep a CRC-32 of each row's texts (HDF5 does not checksum its heap)."""
+    if "text_crc32" not in raw.dtype.names:
+        return
+    def stored(v):  # the bytes as stored: up to the first NUL
+        b = v if isinstance(v, bytes) else str(v).encode("utf-8", "surrogateescape")
+        return b.split(b"\0", 1)[0]
+
+    for i, crc in enumerate(np.asarray(raw["text_crc32"], dtype="int64")):
+        cells = (raw["reason"][i], raw["output_tail"][i], raw["attrs"][i])
+        if zlib.crc32(b"".join(stored(c) + b"\0" for c in cells)) != int(crc) & 0xFFFFFFFF:
+            raise ValueError("a trial's texts do not match their checksum")
+
+
 def load_study(path, retries=5, timeout=5.0):
     """Reads `path`, also while a sweep writes it. A read that met a row in the middle of its write
     is read again: as long as the file keeps changing (a live study), until `timeout` seconds have
@@ -265,6 +279,7 @@ def load_study(path, retries=5, timeout=5.0):
         try:
             attrs, raw, raw_steps = _read_guarded(path, max(0.1, deadline - time.monotonic()))
             text, cells = _decoded_text(raw)
+            _check_text_crcs(raw)
             break
         except FileNotFoundError:
             raise
@@ -294,7 +309,7 @@ def load_study(path, retries=5, timeout=5.0):
         seconds[seconds <= 0] = np.nan  # a RUNNING trial has no end yet
         trials[name] = pd.to_datetime(seconds, unit="s", utc=True)
     for name in raw.dtype.names:
-        if name in ("number", "state", "value") or name in _TIMES or name.startswith("param_"):
+        if name in ("number", "state", "value", "text_crc32") or name in _TIMES or name.startswith("param_"):
             continue
         trials[name] = text[name] if name in _TEXT_FIELDS else raw[name]
     for name in _COST:

@@ -350,6 +350,7 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
       for (const char* later : kLaterTrialColumns) {
         if (type.valid() && H5Tget_member_index(type.get(), later) < 0) absent.insert(later);
       }
+      if (type.valid() && H5Tget_member_index(type.get(), kTextChecksumColumn) < 0) absent.insert(kTextChecksumColumn);
       if (!absent.empty()) {
         file->trials_layout = TrialsLayout(file->space, file->study, absent);
         file->trials_type = CompoundType(file->trials_layout);
@@ -531,6 +532,9 @@ Status StudyFile::PutTrial(const TrialRecord& r) {
         std::pair{"gpu_seconds", r.gpu_seconds}, std::pair{"energy_j", r.energy_j},
         std::pair{"violation", r.violation}}) {
     if (impl_->trials_layout.Find(column)) row.Set(column, field);
+  }
+  if (impl_->trials_layout.Find(kTextChecksumColumn)) {
+    row.Set(kTextChecksumColumn, std::int64_t{TextChecksum(r.reason, r.output_tail, r.attrs_json)});
   }
   row.Set("reason", r.reason);
   row.Set("output_tail", r.output_tail);

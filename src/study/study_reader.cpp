@@ -195,6 +195,18 @@ Status ReadTrials(hid_t file, StudyData* study) {
       if (!optional[c].empty()) r.*kOptional[c].second = optional[c][i];
     }
   }
+  if (HasMember(d, kTextChecksumColumn)) {  // files since issue 18: the texts must match their row's CRC
+    auto crcs = ReadNumbers<std::int64_t>(d, kTextChecksumColumn, H5T_NATIVE_INT64);
+    CS_RETURN_IF_ERROR(crcs.status());
+    CS_RETURN_IF_ERROR(CoversRows(crcs->size(), n, "/trials"));
+    for (size_t i = 0; i < n; ++i) {
+      const TrialRecord& r = study->trials[i];
+      if (static_cast<std::uint32_t>((*crcs)[i]) != TextChecksum(r.reason, r.output_tail, r.attrs_json)) {
+        return Status::IoError("trial " + std::to_string(r.number) +
+                               ": its texts (reason, output tail, attrs) do not match their checksum");
+      }
+    }
+  }
   if (study->config.study.multi_objective()) {  // value_<metric> and pareto (docs/study-format.md)
     const std::vector<Metric>& metrics = study->config.study.metrics;
     std::vector<std::vector<double>> columns;

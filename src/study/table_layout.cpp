@@ -1,5 +1,6 @@
 #include "study/table_layout.hpp"
 
+#include "util/crc32.hpp"
 #include "util/status.hpp"
 
 #include <algorithm>
@@ -156,10 +157,21 @@ RowLayout TrialsLayout(const SearchSpace& space, const StudyOptions& study, cons
   for (const char* later : kLaterTrialColumns) {
     if (!absent.count(later)) layout.Add(later, ColumnType::kFloat64);
   }
+  if (!absent.count(kTextChecksumColumn)) layout.Add(kTextChecksumColumn, ColumnType::kInt64);
   layout.Add("reason", ColumnType::kString);
   layout.Add("output_tail", ColumnType::kString);
   layout.Add("attrs", ColumnType::kString);
   return layout;
+}
+
+std::uint32_t TextChecksum(const std::string& reason, const std::string& output_tail, const std::string& attrs) {
+  std::string all;
+  // Each as HDF5 stores a variable-length string: up to its first NUL (a trial's output may hold one).
+  for (const std::string* text : {&reason, &output_tail, &attrs}) {
+    all += text->c_str();
+    all += '\0';
+  }
+  return Crc32(all);
 }
 
 RowLayout IntermediateLayout(const StudyOptions& study) {

@@ -77,6 +77,13 @@ inline constexpr const char* kLaterTrialColumns[] = {"datetime_worker_free", "cp
 // A multi-metric study's column for one metric's value, in /trials and /intermediate.
 inline std::string MetricColumn(const std::string& metric) { return "value_" + metric; }
 
+// CRC-32 of a row's variable-length texts (reason, output_tail and attrs, each up to its first NUL
+// as HDF5 stores it, then a NUL):
+// HDF5 keeps them in its global heap without a checksum, so the row carries one (the column
+// text_crc32, files since issue 18), and readers refuse a row whose texts do not match.
+inline constexpr const char* kTextChecksumColumn = "text_crc32";
+std::uint32_t TextChecksum(const std::string& reason, const std::string& output_tail, const std::string& attrs);
+
 // The columns of /trials for `study`'s metrics (a multi-metric study gains value_<metric> and
 // pareto after value) and `space`; `absent` names later columns an older file lacks.
 RowLayout TrialsLayout(const SearchSpace& space, const StudyOptions& study, const std::set<std::string>& absent = {});

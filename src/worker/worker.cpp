@@ -96,6 +96,21 @@ Status Worker::SetUp(const SetupMsg& setup) {
       ready.isolation += gpu_probe_ ? "; GPU memory recorded through NVML"
                                     : "; GPU memory not recorded: " + identity_.no_gpu_telemetry;
     }
+    // A metric this worker cannot measure would fail every trial: refuse it before any runs.
+    for (const Metric& m : config_->study.metrics) {
+      const bool energy = m.name == "energy_j", memory = m.name == "gpu_mem_peak_mb";
+      if (!energy && !memory) continue;
+      const std::string why = gpu_.empty()  ? "its trials get no GPU (a CPU worker)"
+                              : !gpu_probe_ ? "NVML is not available: " + identity_.no_gpu_telemetry
+                              : energy && !GpuEnergy()
+                                  ? "its GPU " + gpu_ + " does not count energy (NVIDIA's count it from Volta on)"
+                                  : "";
+      if (why.empty()) continue;
+      ready.ok = false;
+      ready.error = "study.metrics names " + m.name + ", which this worker cannot measure: " + why +
+                    "; take it out of study.metrics (a constraint on it counts an unknown value as a violation)";
+      break;
+    }
   } else {
     ready.error = program.status().message();
   }

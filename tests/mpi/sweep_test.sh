@@ -602,6 +602,13 @@ PY
     # Resumed for more trials, newcomers that dominate old front members clear their rows' flag.
     "${mpi[@]}" -np 3 "$bin/cleansweep" resume mo.h5 --set study.n_trials=40 > out.txt || fail "resume exited $?"
     check_front mo.h5 "$src/python" || fail "the front after resume is wrong"
+    # A metric no worker can measure (energy on CPU workers) is refused before any trial runs.
+    toy_config energy 4 "{kind: nsga2}" "twometrics"
+    sed -i 's/direction: maximize,/metrics: [{name: accuracy, direction: maximize}, {name: energy_j, direction: minimize}],/' energy.yaml
+    printf 'workers: {gpus: none}\n' >> energy.yaml
+    expect_exit 2 timeout 60 "${mpi[@]}" -np 3 "$bin/cleansweep" run energy.yaml
+    grep -q "study.metrics names energy_j, which this worker cannot measure: its trials get no GPU" err.txt ||
+      fail "message: $(cat err.txt)"
     ;;
   *) fail "unknown scenario $scenario" ;;
 esac
