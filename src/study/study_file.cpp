@@ -527,10 +527,9 @@ Status StudyFile::PutTrial(const TrialRecord& r) {
   row.Set("gpu_mem_peak_mb", r.gpu_mem_peak_mb);
   row.Set("gpu_mem_after_mb", r.gpu_mem_after_mb);
   row.Set("gpu_mem_foreign_mb", r.gpu_mem_foreign_mb);
-  for (const auto& [column, field] :
-       {std::pair{"datetime_worker_free", r.worker_free_time}, std::pair{"cpu_seconds", r.cpu_seconds},
-        std::pair{"gpu_seconds", r.gpu_seconds}, std::pair{"energy_j", r.energy_j},
-        std::pair{"violation", r.violation}}) {
+  for (const auto& [column, field] : {std::pair{"datetime_worker_free", r.worker_free_time},
+                                      std::pair{"cpu_seconds", r.cpu_seconds}, std::pair{"gpu_seconds", r.gpu_seconds},
+                                      std::pair{"energy_j", r.energy_j}, std::pair{"violation", r.violation}}) {
     if (impl_->trials_layout.Find(column)) row.Set(column, field);
   }
   if (impl_->trials_layout.Find(kTextChecksumColumn)) {
