@@ -8,7 +8,6 @@
 #include <cstdio>
 
 namespace cleansweep {
-namespace {
 
 bool IsIdentifier(const std::string& name) {
   if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
@@ -17,6 +16,8 @@ bool IsIdentifier(const std::string& name) {
   }
   return true;
 }
+
+namespace {
 
 Result<std::vector<ParamValue>> ScalarList(const YamlReader& r, const YAML::Node& node, const std::string& key,
                                            bool allow_single) {

@@ -6,6 +6,10 @@
 
 namespace cleansweep {
 
+// Letters, digits and _, not starting with a digit: what parameter and metric names must be
+// (they become column names).
+bool IsIdentifier(const std::string& name);
+
 Result<SearchSpace> ParseSpace(const YamlReader& reader, const YAML::Node& node);
 
 }  // namespace cleansweep

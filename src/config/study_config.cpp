@@ -51,14 +51,6 @@ Status ApplyOverride(const std::string& text, YAML::Node root, std::set<std::str
   return Status::Ok();
 }
 
-bool IsMetricName(const std::string& name) {
-  if (name.empty() || name.size() > 64 || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
-  for (const char c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
-
 std::string RecordedMetricList() {
   std::string list;
   for (const char* name : kRecordedMetrics) list += (list.empty() ? "" : ", ") + std::string(name);
@@ -87,7 +79,7 @@ Status ParseMetrics(const YamlReader& r, const YAML::Node& node, StudyOptions* o
     if (!item.Has("name") || !item.Has("direction")) return r.Error(list[i], key, "needs a name and a direction");
     Metric metric;
     CS_RETURN_IF_ERROR(item.Read("name", &metric.name));
-    if (!IsMetricName(metric.name)) {
+    if (!IsIdentifier(metric.name) || metric.name.size() > 64) {
       return item.Error("name", "'" + metric.name +
                                     "' is not a metric name: letters, digits and _ (not first), at most 64 (it "
                                     "becomes the column value_" +

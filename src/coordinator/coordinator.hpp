@@ -90,9 +90,10 @@ class Coordinator {
 
   Status SetUpWorkers(const std::string& trials_root);
   Status RecordPrior();
-  Status StageRow(const TrialRecord& record);
-  // Rewrites the rows of trials that joined or left the Pareto front (their pareto column).
-  Status WriteFrontChanges();  // PutTrial into the open group commit
+  Status StageRow(const TrialRecord& record);  // PutTrial into the open group commit
+  // Rewrites the rows of trials that joined or left the Pareto front (their pareto column), in the
+  // same group commit.
+  Status WriteFrontChanges();
   // Ends the turn's group commit: one flush makes every row written since the last durable, then
   // the assignments and progress lines that waited on them go out.
   Status CommitTurn();

@@ -26,11 +26,7 @@ TrialLedger::Settled TrialLedger::Settle(const TrialRecord& record, int failures
   if (record.state == TrialState::kComplete && record.infeasible()) {
     ++complete_;
     ++infeasible_;
-    if (record.pareto) {  // a stored row that said otherwise (constraints changed on resume)
-      TrialRecord changed = record;
-      changed.pareto = false;
-      front_changes_[record.number] = std::move(changed);
-    }
+    ClearStaleFlag(record);  // the constraints may have changed on resume
   } else if (record.state == TrialState::kComplete && config_.study.multi_objective() &&
              record.values.size() == config_.study.metrics.size()) {
     ++complete_;
@@ -57,11 +53,7 @@ bool TrialLedger::AddToFront(const TrialRecord& record) {
   for (const TrialRecord& member : front_) {
     const Point other = Minimized(metrics, member.values);
     if (Dominates(other, point)) {
-      if (record.pareto) {  // a stored row that said otherwise (a resumed study)
-        TrialRecord changed = record;
-        changed.pareto = false;
-        front_changes_[record.number] = std::move(changed);
-      }
+      ClearStaleFlag(record);
       return false;
     }
     improves = improves && !WeaklyDominates(other, point);
@@ -81,8 +73,11 @@ bool TrialLedger::AddToFront(const TrialRecord& record) {
   return improves;
 }
 
-bool TrialLedger::OnFront(std::int64_t number) const {
-  return std::any_of(front_.begin(), front_.end(), [number](const TrialRecord& r) { return r.number == number; });
+void TrialLedger::ClearStaleFlag(const TrialRecord& record) {
+  if (!record.pareto) return;
+  TrialRecord changed = record;
+  changed.pareto = false;
+  front_changes_[record.number] = std::move(changed);
 }
 
 std::vector<TrialRecord> TrialLedger::TakeFrontChanges() {

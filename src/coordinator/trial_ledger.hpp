@@ -63,7 +63,6 @@ class TrialLedger {
   // A multi-metric study's Pareto front: its COMPLETE trials that no other dominates, in the order
   // they joined, each with pareto set.
   const std::vector<TrialRecord>& pareto_front() const { return front_; }
-  bool OnFront(std::int64_t number) const;
   // Trials whose place on the front changed since the last call, with pareto as it is now: their
   // rows must be written again (docs/study-format.md keeps the column current).
   std::vector<TrialRecord> TakeFrontChanges();
@@ -78,6 +77,8 @@ class TrialLedger {
   std::int64_t infeasible_ = 0;
   // A COMPLETE trial of a multi-metric study: updates the front; true when it improved it.
   bool AddToFront(const TrialRecord& record);
+  // A trial that is not on the front but whose row says so (a resumed study): rewrite it.
+  void ClearStaleFlag(const TrialRecord& record);
 
   std::optional<TrialRecord> best_;
   std::int64_t since_best_ = 0;

@@ -78,14 +78,30 @@ std::vector<double> TpeWeights(size_t n) {
 }
 
 TpeSampler::TpeSampler(SearchSpace space, SamplerOptions options, std::vector<Metric> metrics)
-    : space_(std::move(space)),
-      options_(std::move(options)),
-      metrics_(std::move(metrics)),
-      direction_(metrics_.front().direction) {}
+    : space_(std::move(space)), options_(std::move(options)), metrics_(std::move(metrics)) {}
 
-std::map<size_t, double> TpeSampler::GoodByFronts(const std::vector<Point>& points, size_t n_below) const {
+std::vector<double> TpeSampler::GoodByLoss(const std::vector<double>& losses, size_t n_below) {
+  std::vector<double> good(losses.size(), 0);
+  if (n_below == 0) return good;
+  // The n_below-th best loss by selection (linear time); of the trials equal to it, the oldest.
+  std::vector<double> sorted = losses;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n_below - 1), sorted.end());
+  const double cut = sorted[n_below - 1];
+  size_t ties_admitted =
+      n_below - static_cast<size_t>(std::count_if(sorted.begin(), sorted.end(), [&](double v) { return v < cut; }));
+  for (size_t i = 0; i < losses.size(); ++i) {
+    const double loss = losses[i];
+    if (loss < cut || (loss == cut && ties_admitted > 0)) {
+      if (loss == cut) --ties_admitted;
+      good[i] = 1;
+    }
+  }
+  return good;
+}
+
+std::vector<double> TpeSampler::GoodByFronts(const std::vector<Point>& points, size_t n_below) const {
   std::map<size_t, double> good;  // index -> weight
-  if (n_below == 0 || points.empty()) return good;
+  if (n_below == 0 || points.empty()) return std::vector<double>(points.size(), 0);
   const std::vector<int> ranks = NondominatedRanks(points);
   // The reference point: a little past the worst value of every metric among the scored trials.
   Point reference = points.front();
@@ -158,85 +174,55 @@ std::map<size_t, double> TpeSampler::GoodByFronts(const std::vector<Point>& poin
     contribution[k] = total - Hypervolume(without, reference);
     largest = std::max(largest, contribution[k]);
   }
+  std::vector<double> weights(points.size(), 0);
   for (size_t k = 0; k < order.size(); ++k) {
-    good[order[k]] = largest > 0 ? std::max(contribution[k] / largest, 0.1) : 1.0;
+    weights[order[k]] = largest > 0 ? std::max(contribution[k] / largest, 0.1) : 1.0;
   }
-  return good;
+  return weights;
 }
 
 TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistory& history) const {
-  // The n_below-th best loss by selection (linear time), then one pass in completion order, so
-  // every set comes out oldest first without sorting.
-  if (metrics_.size() > 1) {
-    // Several metrics: COMPLETE trials with every value are scored; a pruned trial is not good.
+  // Which trials are ranked: with one metric every trial with a score; with several, COMPLETE
+  // feasible trials with every value (a pruned one has only the first, and counts as not good).
+  const bool several = metrics_.size() > 1;
+  const auto ranked = [&](const TrialRecord& r) {
+    return several ? r.state == TrialState::kComplete && r.values.size() == metrics_.size() && !r.infeasible()
+                   : HasScore(r);
+  };
+  const auto n_below = [&](size_t ranked_count) {
+    return std::min<size_t>(static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(ranked_count))),
+                            static_cast<size_t>(options_.gamma_max));
+  };
+  std::vector<double> good;  // per ranked trial, in completion order: its weight if good, else 0
+  if (several) {
     std::vector<Point> points;
     for (const TrialRecord& r : history.finished) {
-      if (r.state == TrialState::kComplete && r.values.size() == metrics_.size() && !r.infeasible()) {
-        points.push_back(Minimized(metrics_, r.values));
-      }
+      if (ranked(r)) points.push_back(Minimized(metrics_, r.values));
     }
-    const auto n_below =
-        std::min<size_t>(static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(points.size()))),
-                         static_cast<size_t>(options_.gamma_max));
-    const std::map<size_t, double> good = GoodByFronts(points, n_below);
-    Split split;
-    std::vector<double> below_weights;
-    size_t index = 0;
+    good = GoodByFronts(points, n_below(points.size()));
+  } else {
+    const double sign = metrics_.front().direction == Direction::kMaximize ? -1.0 : 1.0;
+    std::vector<double> losses;
     for (const TrialRecord& r : history.finished) {
-      const Observed o{r.number, &r.params};
-      if (r.state == TrialState::kComplete && r.values.size() == metrics_.size() && !r.infeasible()) {
-        const auto it = good.find(index++);
-        if (it != good.end()) {
-          split.below.push_back(o);
-          below_weights.push_back(it->second);
-        } else {
-          split.above.push_back(o);
-        }
-        split.feasible.push_back(o);
-      } else if (HasScore(r)) {
-        split.above.push_back(o);
-        split.feasible.push_back(o);
-      } else if (IsInfeasible(r.state) || r.infeasible()) {
-        split.above.push_back(o);
-        split.infeasible.push_back(o);
-      }
+      if (ranked(r)) losses.push_back(sign * *r.value);
     }
-    if (options_.constant_liar) {
-      for (const auto& [n, params] : history.running) {
-        if (n != number) split.above.push_back({n, &params});
-      }
-    }
-    for (std::vector<Observed>* set : {&split.above, &split.feasible, &split.infeasible}) {
-      WeighAndThin(set, kMaxKernels);
-    }
-    for (size_t i = 0; i < split.below.size(); ++i) split.below[i].weight = below_weights[i];
-    return split;
+    good = GoodByLoss(losses, n_below(losses.size()));
   }
-  const double sign = direction_ == Direction::kMaximize ? -1.0 : 1.0;
-  std::vector<double> losses;
-  for (const TrialRecord& r : history.finished) {
-    if (HasScore(r)) losses.push_back(sign * *r.value);
-  }
-  const auto n_below =
-      std::min<size_t>(static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(losses.size()))),
-                       static_cast<size_t>(options_.gamma_max));
-  double cut = -std::numeric_limits<double>::infinity();
-  size_t ties_admitted = 0;
-  if (n_below > 0) {
-    std::nth_element(losses.begin(), losses.begin() + static_cast<std::ptrdiff_t>(n_below - 1), losses.end());
-    cut = losses[n_below - 1];
-    const auto better =
-        static_cast<size_t>(std::count_if(losses.begin(), losses.end(), [&](double v) { return v < cut; }));
-    ties_admitted = n_below - better;  // trials equal to the cut: the oldest ones are good
-  }
+  // One pass in completion order, so every set comes out oldest first without sorting.
   Split split;
+  size_t index = 0;
   for (const TrialRecord& r : history.finished) {
     const Observed o{r.number, &r.params};
-    if (HasScore(r)) {
-      const double loss = sign * *r.value;
-      const bool good = n_below > 0 && (loss < cut || (loss == cut && ties_admitted > 0));
-      if (good && loss == cut) --ties_admitted;
-      (good ? split.below : split.above).push_back(o);
+    if (ranked(r)) {
+      const double weight = good[index++];
+      if (weight > 0) {
+        split.below.push_back({r.number, &r.params, weight});
+      } else {
+        split.above.push_back(o);
+      }
+      split.feasible.push_back(o);
+    } else if (HasScore(r)) {
+      split.above.push_back(o);
       split.feasible.push_back(o);
     } else if (IsInfeasible(r.state) || r.infeasible()) {
       split.above.push_back(o);
@@ -248,7 +234,9 @@ TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistor
       if (n != number) split.above.push_back({n, &params});
     }
   }
-  for (std::vector<Observed>* set : {&split.below, &split.above, &split.feasible, &split.infeasible}) {
+  // One metric: good trials weigh by recency as the others do; several: by their hypervolume.
+  if (!several) WeighAndThin(&split.below, kMaxKernels);
+  for (std::vector<Observed>* set : {&split.above, &split.feasible, &split.infeasible}) {
     WeighAndThin(set, kMaxKernels);
   }
   return split;

@@ -5,7 +5,7 @@
 // the defaults and where they differ from Optuna's.
 #pragma once
 
-#include <map>
+#include <vector>
 
 #include "samplers/pareto.hpp"
 #include "samplers/parzen_estimator.hpp"
@@ -34,9 +34,11 @@ class TpeSampler : public Sampler {
   struct Split;     // the good ("below") and the other ("above") trials of one ask
   struct GroupFit;  // one group's encoded trials and the densities a batch shares
   Split SplitTrials(std::int64_t number, const TrialHistory& history) const;
-  // Which of the scored trials are good with several metrics, and their weights (by index into
-  // `points`, each a trial's minimised values).
-  std::map<size_t, double> GoodByFronts(const std::vector<Point>& points, size_t n_below) const;
+  // Which ranked trials are good, as a weight per trial (0: not good): with one metric the n_below
+  // lowest losses (ties: the oldest), weight 1; with several, from each trial's minimised values,
+  // the best fronts, weighted by exclusive hypervolume.
+  static std::vector<double> GoodByLoss(const std::vector<double>& losses, size_t n_below);
+  std::vector<double> GoodByFronts(const std::vector<Point>& points, size_t n_below) const;
   ParamSet Propose(const Split& split, SplitMix64& rng) const;  // one proposal from a fitted split
   // Samples `dims_of` jointly from l(x)/g(x) over the trials that have all of them active.
   void SampleGroup(const std::vector<const ParamSpec*>& group, const Split& split, SplitMix64& rng,
@@ -45,7 +47,6 @@ class TpeSampler : public Sampler {
   SearchSpace space_;
   SamplerOptions options_;
   std::vector<Metric> metrics_;
-  Direction direction_;  // the first metric's
 };
 
 // Optuna's weights: 1 for the newest 25 observations, a linear ramp from 1/n up for older ones.

@@ -103,12 +103,14 @@ TEST(Nsga2Sampler, DrawsAtRandomUntilAPopulationHasCompletedThenBreedsFromIt) {
   }
   EXPECT_NE(*sampler.Ask(4, history), *random.Ask(4, history)) << "bred once population_size trials completed";
   EXPECT_EQ(sampler.population_size(), 4u);
-  // Failed and pruned trials are no parents.
+  // A failed trial is no parent, however good the values it carries.
   TrialRecord failed = Complete(5, {{"x0", 0.1}, {"x1", 0.1}, {"x2", 0.1}}, {-1, -1});
   failed.state = TrialState::kFail;
   history.finished.push_back(failed);
   sampler.Ask(6, history);
-  EXPECT_EQ(sampler.population_size(), 4u);
+  std::vector<std::int64_t> parents = sampler.Parents(history);
+  std::sort(parents.begin(), parents.end());
+  EXPECT_EQ(parents, (std::vector<std::int64_t>{0, 1, 2, 3}));
 }
 
 TEST(Nsga2Sampler, KeepsTheWholeFrontWhenItFitsTheElitistPopulation) {
