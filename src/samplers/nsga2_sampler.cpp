@@ -153,13 +153,17 @@ ParamSet Nsga2Sampler::Child(const TrialHistory& history, SplitMix64& rng) const
   ParamSet child = Breed(first, second, crossover, rng, std::nullopt);
   if (child != first && child != second) return child;
   // A copy of a parent would run a finished trial again: the same child with one parameter
-  // mutated for sure (chosen among the searched ones).
+  // mutated for sure, a category to another choice (searched parameters in turn, from a random
+  // one, until the child differs: an integer's mutation can round back to its value).
   std::vector<size_t> searched;
   for (size_t p = 0; p < space_.params().size(); ++p) {
     if (space_.params()[p].kind != ParamKind::kFixed) searched.push_back(p);
   }
-  if (searched.empty()) return child;
-  return Breed(first, second, crossover, rng, searched[forced_draw % searched.size()]);
+  for (size_t k = 0; k < searched.size(); ++k) {
+    child = Breed(first, second, crossover, rng, searched[(forced_draw + k) % searched.size()]);
+    if (child != first && child != second) break;
+  }
+  return child;
 }
 
 ParamSet Nsga2Sampler::Breed(const ParamSet& first, const ParamSet& second, bool crossover, SplitMix64 rng,
@@ -190,8 +194,16 @@ ParamSet Nsga2Sampler::Breed(const ParamSet& first, const ParamSet& second, bool
       ParamValue v = !has_a                                                     ? b->second
                      : (!has_b || !crossover || swap >= options_.swapping_prob) ? a->second
                                                                                 : b->second;
-      if (mutate < mutation_prob_)
+      if (forced == p && spec.choices.size() > 1) {  // any choice but the one it has
+        const auto at = static_cast<size_t>(std::find_if(spec.choices.begin(), spec.choices.end(),
+                                                         [&v](const ParamValue& c) { return ValuesEqual(c, v); }) -
+                                            spec.choices.begin());
+        size_t other = static_cast<size_t>(fresh * static_cast<double>(spec.choices.size() - 1));
+        if (other >= at) ++other;
+        v = spec.choices[std::min(other, spec.choices.size() - 1)];
+      } else if (mutate < mutation_prob_) {
         v = spec.choices[static_cast<size_t>(fresh * static_cast<double>(spec.choices.size()))];
+      }
       child[spec.name] = v;
       continue;
     }

@@ -138,6 +138,27 @@ TEST(Nsga2Sampler, KeepsTheWholeFrontWhenItFitsTheElitistPopulation) {
   }
 }
 
+// A child that copies its parent in a discrete space: the mutation forced on it used to draw a
+// category's current choice again, or round an integer back to its value.
+TEST(Nsga2Sampler, NeverCopiesAParentInADiscreteSpace) {
+  const StudyConfig config =
+      Config("nsga2", "  opt: {type: categorical, choices: [a, b, c]}\n  n: {type: int, low: 1, high: 3}\n");
+  SamplerOptions options = config.sampler;
+  options.population_size = 2;
+  options.mutation_prob = 1e-300;  // only the forced mutation changes anything
+  Nsga2Sampler sampler(config.space, options, config.study.metrics);
+  const ParamSet parent = {{"opt", std::string("b")}, {"n", std::int64_t{2}}};
+  TrialHistory history;
+  history.finished = {Complete(0, parent, {1, 2}), Complete(1, parent, {2, 1})};
+  std::set<ParamSet> children;
+  for (int n = 2; n < 102; ++n) {
+    const ParamSet child = *sampler.Ask(n, history);
+    EXPECT_NE(child, parent) << "trial " << n << " copies its parents";
+    children.insert(child);
+  }
+  EXPECT_GE(children.size(), 2u) << "the forced mutation reaches both other categories";
+}
+
 TEST(Nsga2Sampler, ChildrenAreValidInMixedAndConditionalSpaces) {
   const std::string space =
       "  lr: {type: float, low: 1.0e-5, high: 1.0, log: true}\n"
