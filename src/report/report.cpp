@@ -74,12 +74,31 @@ nlohmann::json TrialJson(const TrialRecord& r) {
                       {"a", r.attempt},     {"ro", r.retry_of},
                       {"ls", r.last_step}};
   if (r.value && std::isfinite(*r.value)) t["v"] = *r.value;
-  if (std::isfinite(r.gpu_mem_peak_mb)) {  // before, peak, after (MiB); null where unknown
+  if (!r.values.empty()) {  // a multi-metric study's COMPLETE trial: every metric, study order
+    nlohmann::json& values = t["vs"] = nlohmann::json::array();
+    for (const double v : r.values) values.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json());
+  }
+  if (r.pareto) t["pf"] = 1;
+  if (std::isfinite(r.violation)) t["vi"] = r.violation;  // 0: meets study.constraints; > 0: infeasible
+  if (std::isfinite(r.gpu_mem_peak_mb)) {                 // before, peak, after (MiB); null where unknown
     const auto known = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
     t["gm"] = {known(r.gpu_mem_before_mb), r.gpu_mem_peak_mb, known(r.gpu_mem_after_mb)};
   }
   if (const std::optional<double> gap = r.idle_gap_ms()) t["ig"] = *gap;  // its worker's idle gap before it
   return t;
+}
+
+// "cost <= 1", "0.5 <= accuracy": study.constraints as the page names them.
+nlohmann::json ConstraintsJson(const StudyOptions& study) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Constraint& c : study.constraints) {
+    const auto number = [](double v) { return nlohmann::json(v).dump(); };
+    std::string text = c.name;
+    if (c.min) text = number(*c.min) + " <= " + text;
+    if (c.max) text += " <= " + number(*c.max);
+    out.push_back(text);
+  }
+  return out;
 }
 
 }  // namespace
@@ -117,7 +136,12 @@ std::string RenderReport(const ReportInput& input) {
                    {"generated", Iso8601(now)},
                    {"generated_unix", now},
                    {"n_trials", ShardSize(c.study.shard, c.study.n_trials)},
-                   {"refresh", input.refresh_seconds}};
+                   {"refresh", input.refresh_seconds},
+                   {"metrics", nlohmann::json::array()},
+                   {"constraints", ConstraintsJson(c.study)}};
+  for (const Metric& m : c.study.metrics) {
+    data["study"]["metrics"].push_back({{"name", m.name}, {"direction", DirectionName(m.direction)}});
+  }
   data["params"] = nlohmann::json::parse(SpaceJson(c.space));
   data["trials"] = nlohmann::json::array();
   std::vector<const TrialRecord*> rows;

@@ -67,14 +67,19 @@ try {
   const probe = `(() => {
     const drawn = (sel) => { const n = document.querySelector(sel); return n && n.dataset.drawn !== undefined ? +n.dataset.drawn : null; };
     const count = (sel) => document.querySelectorAll(sel).length;
-    const dot = document.querySelector("#history circle.pt");
-    let tooltip = "";
-    if (dot) {
-      const box = dot.getBoundingClientRect();
-      dot.dispatchEvent(new MouseEvent("mousemove", { clientX: box.x + 2, clientY: box.y + 2, bubbles: true }));
+    const hoverText = (sel) => {  // what the tooltip says while the mouse is over the first match
+      const mark = document.querySelector(sel);
+      if (!mark) return "";
+      const box = mark.getBoundingClientRect();
+      mark.dispatchEvent(new MouseEvent("mousemove", { clientX: box.x + 2, clientY: box.y + 2, bubbles: true }));
       const tip = document.getElementById("tooltip");
-      tooltip = tip.style.display === "block" ? tip.textContent : "";
-    }
+      const text = tip.style.display === "block" ? tip.textContent : "";
+      mark.dispatchEvent(new MouseEvent("mouseleave", { bubbles: false }));
+      return text;
+    };
+    const tooltip = hoverText("#history circle.pt");
+    const pareto = document.getElementById("pareto");
+    const paretoShown = !document.getElementById("pareto-section").hidden;
     return JSON.stringify({
       rendered: document.body.dataset.rendered || "no",
       title: document.getElementById("title").textContent,
@@ -85,6 +90,15 @@ try {
       curves: drawn("#curves"), curve_paths: count("#curves path.curve"), pruned_marks: count("#curves .pruned-mark"),
       timeline: drawn("#timeline"), timeline_spans: count("#timeline rect.span"), utilisation: count("#timeline text.utilisation"),
       failures: count("#failures tbody tr"), tooltip,
+      histories: [...document.querySelectorAll("#histories svg.history")].map((h) =>
+        ({ metric: h.dataset.metric, drawn: +h.dataset.drawn, points: h.querySelectorAll("circle.pt").length,
+           infeasible: h.querySelectorAll("circle.infeasible").length, best_line: h.querySelectorAll("path.best-line").length })),
+      pareto_shown: paretoShown,
+      pareto: paretoShown ? { drawn: +pareto.dataset.drawn, front: +pareto.dataset.front, dominated: +pareto.dataset.dominated,
+        infeasible: +pareto.dataset.infeasible, front_line: count("#pareto path.front-line"),
+        points: [...pareto.querySelectorAll(".pt")].map((p) => ({ n: +p.dataset.n, kind: p.classList[1], px: +p.dataset.px, py: +p.dataset.py })),
+        front_tooltip: hoverText("#pareto circle.front"), infeasible_tooltip: hoverText("#pareto .pt.infeasible"),
+        front_table: count("#summary table.front tbody tr") } : null,
       refresh: !!document.querySelector('meta[http-equiv="refresh"]'),
     });
   })()`;

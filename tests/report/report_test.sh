@@ -2,7 +2,8 @@
 # The HTML report of a real small study, rendered in headless Chromium (Debian's chromium,
 # installed here when missing): no console error, no exception, no network request, and every
 # figure drew the marks the study calls for, counted from the DOM; hovering a point shows its
-# trial's parameters. Also: study.report_every writes the report during a run.
+# trial's parameters. Also: study.report_every writes the report during a run, and a study with
+# two metrics and a constraint gets its Pareto front and a history per metric.
 #   report_test.sh BIN_DIR SOURCE_DIR      (exit 77, skipped, where Chromium cannot be had)
 set -euo pipefail
 bin=$1 src=$2
@@ -89,6 +90,73 @@ assert drawn["pruned_marks"] > 0 and drawn["failures"] > 0, "the study has prune
 tip = drawn["tooltip"]
 assert tip.startswith("trial ") and "\nx = " in tip and "\nlr = " in tip and "rank " in tip, tip
 print("report drew:", {k: drawn[k] for k in expect})
+PY
+# Issue 18: a study with two metrics and a constraint draws its Pareto front (dominated and
+# infeasible trials marked) and a history per metric, in the report and in the one the run wrote.
+cat > mo.yaml << YAML
+study:
+  name: report-mo
+  metrics: [{name: accuracy, direction: maximize}, {name: cost, direction: minimize}]
+  constraints: {cost: {max: 1.0}}
+  n_trials: 30
+  storage: $work/mo.h5
+  report_every: 1s
+sampler: {kind: nsga2, seed: 4, population_size: 8}
+trial: {command: ["$bin/toy_trial"], timeout: 30s}
+space:
+  x: {type: float, low: 0.0, high: 1.0}
+  n: {type: int, low: 1, high: 8}
+  opt: {type: categorical, choices: [a, b]}
+  mode: {type: categorical, choices: [twometrics, fail]}
+YAML
+"${mpi[@]}" -np 3 "$bin/cleansweep" run mo.yaml --progress lines > mo-run.txt || { cat mo-run.txt; fail "the multi-objective sweep exited $?"; }
+"$bin/cleansweep" report mo.h5 -o mo-report.html > /dev/null || fail "cleansweep report (multi-objective) exited $?"
+check "$work/mo-report.html" > mo-drawn.json || fail "Chromium, multi-objective: $(cat mo-drawn.json)"
+check "$work/mo.html" > mo-live.json || fail "Chromium, the multi-objective report written by the run: $(cat mo-live.json)"
+check "$work/report.html" | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); assert not d["pareto_shown"] and len(d["histories"]) == 1, d' ||
+  fail "a single-metric report shows a Pareto front or more than one history"
+/usr/bin/python3 - "$work" << 'PY'
+import json, sys, h5py
+import numpy as np
+work = sys.argv[1]
+with h5py.File(f"{work}/mo.h5", "r", swmr=True) as f:
+    t = f["trials"][:]
+state = np.array([s.decode().rstrip("\0") for s in t["state"]])
+done = state == "COMPLETE"
+bad = done & (t["violation"] > 0)
+front = done & (t["pareto"] == 1)
+assert front.sum() >= 2 and bad.sum() >= 1 and (done & ~bad & ~front).sum() >= 1, (front, bad, state)
+assert (state == "FAIL").sum() >= 1, state
+for name in ("mo-drawn", "mo-live"):
+    d = json.load(open(f"{work}/{name}.json"))
+    p = d["pareto"]
+    assert d["rendered"] == "yes" and d["pareto_shown"], name
+    want = {"drawn": int(done.sum()), "front": int(front.sum()), "infeasible": int(bad.sum()),
+            "dominated": int((done & ~bad & ~front).sum()), "front_line": 1, "front_table": min(int(front.sum()), 20)}
+    for key, value in want.items():
+        assert p[key] == value, f"{name}: pareto {key}: drew {p[key]}, the study calls for {value}"
+    kinds = {pt["n"]: pt["kind"] for pt in p["points"]}
+    for n, is_front, is_bad in zip(t["number"], front, bad):
+        if n in kinds:
+            assert kinds[n] == ("infeasible" if is_bad else "front" if is_front else "dominated"), (name, n, kinds[n])
+    # The axes are the right way round: accuracy is maximised (right is better), cost minimised
+    # (low values lie low on the page, so down is better); every dominated point has a front point
+    # no worse in both, and no front point has another that beats it.
+    at = lambda kind: [(pt["px"], pt["py"]) for pt in p["points"] if pt["kind"] == kind]
+    beats = lambda a, b: a[0] >= b[0] and a[1] >= b[1] and a != b
+    for q in at("dominated"):
+        assert any(beats(f, q) for f in at("front")), (name, "a dominated point no front point beats", q)
+    for q in at("front"):
+        assert not any(beats(o, q) for o in at("front") + at("dominated")), (name, "a beaten front point", q)
+    hist = {h["metric"]: h for h in d["histories"]}
+    assert list(hist) == ["accuracy", "cost"], hist
+    assert hist["accuracy"]["drawn"] == hist["accuracy"]["points"] == int(done.sum()), hist
+    assert hist["cost"]["drawn"] == int(done.sum()) and hist["cost"]["infeasible"] == int(bad.sum()), hist
+    assert all(h["best_line"] == 1 for h in hist.values()), hist
+    tip = p["front_tooltip"]
+    assert tip.startswith("trial ") and "accuracy = " in tip and "cost = " in tip and "on the Pareto front" in tip, tip
+    assert "infeasible: violation " in p["infeasible_tooltip"] and "cost <= 1.0" in p["infeasible_tooltip"], p["infeasible_tooltip"]
+print("multi-objective report drew:", {k: v for k, v in json.load(open(f"{work}/mo-drawn.json"))["pareto"].items() if k != "points"})
 PY
 # The check itself must catch an error on the page.
 sed 's#document.body.dataset.rendered = "yes";#console.error("planted error");#' report.html > broken.html

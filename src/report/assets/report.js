@@ -11,6 +11,10 @@ const STATE_COLORS = {
 const data = JSON.parse(document.getElementById("study-data").textContent);
 const study = data.study;
 const maximize = study.direction === "maximize";
+// The study's objectives in order (the first is the one pruning and the single-metric figures use).
+const metrics = study.metrics && study.metrics.length ? study.metrics : [{ name: study.metric, direction: study.direction }];
+const multi = metrics.length > 1;
+const constraints = study.constraints || [];
 const tooltip = document.getElementById("tooltip");
 
 function svgEl(tag, attrs, parent) {
@@ -44,7 +48,11 @@ function fmtDuration(seconds) {
 }
 
 function trialText(t) {
-  const lines = [`trial ${t.n}  ${t.s}` + (t.v === null ? "" : `  ${study.metric} = ${fmt(t.v)}`)];
+  const values = multi && t.vs ? metrics.map((m, i) => `${m.name} = ${fmt(t.vs[i])}`).join(", ")
+    : (t.v === null ? "" : `${study.metric} = ${fmt(t.v)}`);
+  const lines = [`trial ${t.n}  ${t.s}` + (values ? `  ${values}` : "")];
+  if (t.pf) lines.push("on the Pareto front");
+  if (infeasible(t)) lines.push(`infeasible: violation ${fmt(t.vi)} (${constraints.join(", ")})`);
   for (const p of data.params) if (p.name in t.p) lines.push(`${p.name} = ${fmt(t.p[p.name])}`);
   lines.push(`rank ${t.w} on ${t.h}` + (t.g ? ` (GPU ${t.g})` : "") + (t.t1 > 0 ? `, ${fmtDuration(t.t1 - t.t0)}` : ""));
   if (t.gm) lines.push(`GPU memory (MiB): ${fmt(t.gm[0])} before, ${fmt(t.gm[1])} peak, ${fmt(t.gm[2])} after`);
@@ -138,16 +146,28 @@ function paramScale(p, values, r0, r1) {
 }
 
 const trials = data.trials;
+// A COMPLETE trial outside study.constraints: shown, marked, never the best nor on the front.
+function infeasible(t) { return t.vi > 0; }
+// Trial t's value of metric i (null where it has none: a pruned trial has only the first).
+function metricValue(t, i) {
+  const v = multi && t.vs ? t.vs[i] : (i === 0 ? t.v : null);
+  return typeof v === "number" && isFinite(v) ? v : null;
+}
 const scored = trials.filter((t) => t.v !== null && (t.s === "COMPLETE" || t.s === "PRUNED"));
 const completed = trials.filter((t) => t.s === "COMPLETE" && t.v !== null);
+const feasible = completed.filter((t) => !infeasible(t));
 const better = (a, b) => (maximize ? a > b : a < b);
+const betterIn = (i) => (metrics[i].direction === "maximize" ? (a, b) => a > b : (a, b) => a < b);
+const INFEASIBLE_COLOR = "#f04438";
+const FRONT_COLOR = "#1849a9";
 const width = Math.min(1220, Math.max(640, document.querySelector("main").clientWidth || 1000));
 
 function drawHeader() {
   document.getElementById("title").textContent = `Study ${study.name}`;
   const running = study.refresh > 0 ? ` · refreshed every ${study.refresh} s while the sweep runs` : "";
   document.getElementById("meta").textContent =
-    `${study.path} · ${study.direction} ${study.metric} · ${study.sampler} sampler (seed ${study.seed}) · ` +
+    `${study.path} · ${metrics.map((m) => `${m.direction} ${m.name}`).join(", ")}` +
+    (constraints.length ? ` subject to ${constraints.join(", ")}` : "") + ` · ${study.sampler} sampler (seed ${study.seed}) · ` +
     `pruner ${study.pruner} · created ${study.created} · report ${study.generated}${running}`;
 }
 
@@ -168,34 +188,145 @@ function drawSummary() {
   const ends = trials.map((t) => (t.t1 > 0 ? t.t1 : t.t0)).filter((v) => v > 0);
   if (starts.length) card(fmtDuration(Math.max(...ends) - Math.min(...starts)), "wall time");
   card(new Set(trials.map((t) => t.w)).size, "workers used");
-  let best = null;
-  for (const t of completed) if (!best || better(t.v, best.v)) best = t;
+  const outside = completed.length - feasible.length;
+  if (constraints.length) card(outside, "COMPLETE, infeasible", outside ? INFEASIBLE_COLOR : null);
   const box = htmlEl("div", null, section, "best");
+  if (multi) {
+    drawFrontTable(box);
+    return;
+  }
+  let best = null;
+  for (const t of feasible) if (!best || better(t.v, best.v)) best = t;
   if (best) {
     htmlEl("b", `Best: trial ${best.n}, ${study.metric} = ${fmt(best.v)}`, box);
     const params = data.params.filter((p) => p.name in best.p).map((p) => `${p.name}=${fmt(best.p[p.name])}`);
     htmlEl("div", null, box).appendChild(htmlEl("code", params.join("  ")));
   } else {
-    htmlEl("b", "No trial has completed yet.", box);
+    htmlEl("b", completed.length ? "No COMPLETE trial meets the constraints yet." : "No trial has completed yet.", box);
   }
 }
 
+// The summary of a multi-metric study: its Pareto front, best first by the first metric.
+function drawFrontTable(box) {
+  const front = completed.filter((t) => t.pf).sort((a, b) => (betterIn(0)(a.vs[0], b.vs[0]) ? -1 : 1));
+  if (!front.length) {
+    htmlEl("b", completed.length ? "No COMPLETE trial meets the constraints yet." : "No trial has completed yet.", box);
+    return;
+  }
+  htmlEl("b", `Pareto front: ${front.length} trial${front.length === 1 ? "" : "s"}` +
+    (front.length > 20 ? " (the first 20 by " + metrics[0].name + ")" : ""), box);
+  const table = htmlEl("table", null, box, "front");
+  const head = htmlEl("tr", null, htmlEl("thead", null, table));
+  for (const h of ["trial", ...metrics.map((m) => m.name), "parameters"]) htmlEl("th", h, head);
+  const body = htmlEl("tbody", null, table);
+  for (const t of front.slice(0, 20)) {
+    const row = htmlEl("tr", null, body);
+    htmlEl("td", t.n, row);
+    metrics.forEach((m, i) => htmlEl("td", fmt(t.vs[i]), row));
+    const params = data.params.filter((p) => p.name in t.p).map((p) => `${p.name}=${fmt(t.p[p.name])}`);
+    htmlEl("td", null, row).appendChild(htmlEl("code", params.join("  ")));
+  }
+  table.dataset.drawn = Math.min(front.length, 20);
+}
+
+// Pixel-space corner between two neighbours of a 2-D front: the worse of each coordinate, so the
+// staircase bounds what the front dominates.
+function worse(direction, a, b) { return direction === "maximize" ? Math.min(a, b) : Math.max(a, b); }
+
+function drawPareto() {
+  const section = document.getElementById("pareto-section");
+  if (!multi) return;
+  section.hidden = false;
+  const svg = document.getElementById("pareto");
+  const [mx, my] = metrics;
+  const points = completed.filter((t) => metricValue(t, 0) !== null && metricValue(t, 1) !== null);
+  document.getElementById("pareto-note").textContent =
+    `Every COMPLETE trial by ${mx.name} (${mx.direction}) and ${my.name} (${my.direction}). Filled dark: ` +
+    `the Pareto front, the feasible trials no other feasible trial beats in every metric` +
+    (metrics.length > 2 ? ` (over all ${metrics.length} metrics: this is its projection onto the first two)` : "") +
+    `; light: dominated` + (constraints.length ? `; ✕: infeasible, outside ${constraints.join(", ")}` : "") + ".";
+  const height = 380;
+  const x = scale("linear", padded(points.map((t) => metricValue(t, 0))), 62, width - 16);
+  const y = scale("linear", padded(points.map((t) => metricValue(t, 1))), height - 38, 10);
+  frame(svg, width, height, x, y, `${mx.name} (${mx.direction})`, `${my.name} (${my.direction})`);
+  const front = points.filter((t) => t.pf).sort((a, b) => metricValue(a, 0) - metricValue(b, 0));
+  if (metrics.length === 2 && front.length > 1) {
+    let d = `M${x(metricValue(front[0], 0))},${y(metricValue(front[0], 1))}`;
+    for (let i = 1; i < front.length; i++) {
+      const [x0, y0, x1, y1] = [metricValue(front[i - 1], 0), metricValue(front[i - 1], 1), metricValue(front[i], 0), metricValue(front[i], 1)];
+      d += `L${x(worse(mx.direction, x0, x1))},${y(worse(my.direction, y0, y1))}L${x(x1)},${y(y1)}`;
+    }
+    svgEl("path", { d, fill: "none", stroke: FRONT_COLOR, "stroke-width": 1.2, "stroke-opacity": 0.7, class: "front-line" }, svg);
+  }
+  const counts = { front: 0, dominated: 0, infeasible: 0 };
+  const mark = (t) => {
+    const [px, py] = [x(metricValue(t, 0)), y(metricValue(t, 1))];
+    let node;
+    if (infeasible(t)) {
+      node = svgEl("path", { d: `M${px - 4},${py - 4}L${px + 4},${py + 4}M${px - 4},${py + 4}L${px + 4},${py - 4}`,
+        stroke: INFEASIBLE_COLOR, "stroke-width": 2, class: "pt infeasible" }, svg);
+      counts.infeasible++;
+    } else if (t.pf) {
+      node = svgEl("circle", { cx: px, cy: py, r: 5, fill: FRONT_COLOR, class: "pt front" }, svg);
+      counts.front++;
+    } else {
+      node = svgEl("circle", { cx: px, cy: py, r: 4, fill: "#84adff", "fill-opacity": 0.6, class: "pt dominated" }, svg);
+      counts.dominated++;
+    }
+    node.dataset.n = t.n;
+    node.dataset.px = px;
+    node.dataset.py = py;
+    hover(node, trialText(t));
+  };
+  // Drawn last is on top: the front over the dominated and the infeasible.
+  for (const t of points.filter(infeasible)) mark(t);
+  for (const t of points.filter((u) => !infeasible(u) && !u.pf)) mark(t);
+  for (const t of front) mark(t);
+  Object.assign(svg.dataset, counts, { drawn: points.length });
+}
+
+// One history per metric: its value by trial number, coloured by state (infeasible trials hollow,
+// the Pareto front ringed), and the best value so far among the feasible COMPLETE trials.
 function drawHistory() {
-  const svg = document.getElementById("history");
+  if (multi) {
+    document.getElementById("history-note").textContent = "Each metric by trial number, coloured by state; a ring " +
+      "marks the Pareto front, a hollow red point an infeasible trial; the line is the metric's best value so far " +
+      "among the feasible trials (a pruned trial has the first metric only).";
+  }
+  metrics.forEach((m, i) => {
+    const svg = i === 0 ? document.getElementById("history")
+      : svgEl("svg", { class: "history" }, document.getElementById("histories"));
+    svg.dataset.metric = m.name;
+    drawMetricHistory(svg, i);
+  });
+}
+
+function drawMetricHistory(svg, i) {
+  const m = metrics[i], height = multi ? 260 : 320, improves = betterIn(i);
+  const shown = scored.filter((t) => metricValue(t, i) !== null);
   const x = scale("linear", extent(trials.map((t) => t.n)), 62, width - 16);
-  const y = scale("linear", padded(scored.map((t) => t.v)), 320 - 38, 10);
-  frame(svg, width, 320, x, y, "trial number", study.metric);
+  const y = scale("linear", padded(shown.map((t) => metricValue(t, i))), height - 38, 10);
+  frame(svg, width, height, x, y, "trial number", m.name);
   let drawn = 0;
-  for (const t of scored) {
-    const c = svgEl("circle", { cx: x(t.n), cy: y(t.v), r: 4, fill: STATE_COLORS[t.s], class: "pt", "fill-opacity": 0.85 }, svg);
+  for (const t of shown) {
+    const c = svgEl("circle", { cx: x(t.n), cy: y(metricValue(t, i)), r: 4, class: "pt" }, svg);
+    if (infeasible(t)) {
+      Object.entries({ fill: "none", stroke: INFEASIBLE_COLOR, "stroke-width": 1.5 }).forEach(([k, v]) => c.setAttribute(k, v));
+      c.classList.add("infeasible");
+    } else {
+      c.setAttribute("fill", STATE_COLORS[t.s]);
+      c.setAttribute("fill-opacity", 0.85);
+      if (t.pf) Object.entries({ stroke: FRONT_COLOR, "stroke-width": 2 }).forEach(([k, v]) => c.setAttribute(k, v));
+    }
     hover(c, trialText(t));
     drawn++;
   }
   let best = null, d = "";
-  for (const t of [...completed].sort((a, b) => a.n - b.n)) {
-    if (best === null || better(t.v, best)) {
-      d += (d ? `H${x(t.n)}V${y(t.v)}` : `M${x(t.n)},${y(t.v)}`);
-      best = t.v;
+  for (const t of [...feasible].sort((a, b) => a.n - b.n)) {
+    const v = metricValue(t, i);
+    if (v !== null && (best === null || improves(v, best))) {
+      d += (d ? `H${x(t.n)}V${y(v)}` : `M${x(t.n)},${y(v)}`);
+      best = v;
     }
   }
   if (d) {
@@ -207,22 +338,33 @@ function drawHistory() {
 
 function drawParallel() {
   const svg = document.getElementById("parallel");
+  if (multi) {
+    document.getElementById("parallel-note").textContent = "One line per completed trial across its parameters and " +
+      "every metric; dark: the Pareto front" + (constraints.length ? "; red: infeasible." : ".");
+  } else if (constraints.length) {
+    document.getElementById("parallel-note").textContent += " Red: infeasible (outside the constraints).";
+  }
   const height = 340;
   const axes = data.params.filter((p) => p.kind !== "fixed")
     .map((p) => ({ label: p.name, get: (t) => t.p[p.name], scale: paramScale(p, completed.map((t) => t.p[p.name]), height - 40, 24) }));
-  axes.push({ label: study.metric, get: (t) => t.v, scale: scale("linear", extent(completed.map((t) => t.v)), height - 40, 24) });
+  metrics.forEach((m, i) => axes.push({ label: m.name, get: (t) => metricValue(t, i),
+    scale: scale("linear", extent(completed.map((t) => metricValue(t, i))), height - 40, 24) }));
   svg.setAttribute("width", width);
   svg.setAttribute("height", height);
   const step = (width - 120) / Math.max(axes.length - 1, 1);
   const ax = (i) => 60 + i * step;
   const [lo, hi] = extent(completed.map((t) => t.v));
-  const shade = (v) => {
-    const q = hi > lo ? (v - lo) / (hi - lo) : 1;
+  // One metric: darker is better. Several: the Pareto front dark, the rest light. Infeasible: red.
+  const shade = (t) => {
+    if (infeasible(t)) return "#fda29b";
+    if (multi) return t.pf ? FRONT_COLOR : "hsl(214, 85%, 82%)";
+    const q = hi > lo ? (t.v - lo) / (hi - lo) : 1;
     const good = maximize ? q : 1 - q;
     return `hsl(214, 85%, ${82 - 50 * good}%)`;
   };
+  const rank = (t) => (infeasible(t) ? 0 : multi ? (t.pf ? 2 : 1) : 1);  // drawn in this order: the best on top
   let drawn = 0;
-  for (const t of [...completed].sort((a, b) => (better(a.v, b.v) ? 1 : -1))) {
+  for (const t of [...completed].sort((a, b) => rank(a) - rank(b) || (multi ? 0 : (better(a.v, b.v) ? 1 : -1)))) {
     let d = "", pen = "M";
     axes.forEach((a, i) => {
       const v = a.get(t);
@@ -230,7 +372,7 @@ function drawParallel() {
       d += `${pen}${ax(i)},${a.scale(v)}`;
       pen = "L";
     });
-    const line = svgEl("path", { d, fill: "none", stroke: shade(t.v), "stroke-width": 1.4, class: "line", "stroke-opacity": 0.9 }, svg);
+    const line = svgEl("path", { d, fill: "none", stroke: shade(t), "stroke-width": 1.4, class: "line", "stroke-opacity": 0.9 }, svg);
     hover(line, trialText(t));
     drawn++;
   }
@@ -250,7 +392,8 @@ function drawImportance() {
   const imp = data.importance;
   const note = document.getElementById("importance-note");
   note.textContent = "fANOVA over a random forest fitted to the completed trials (64 trees), as Optuna does: " +
-    "the share of the objective's variance each parameter explains alone, normalised to sum to 1." +
+    `the share of ${multi ? `the first metric's (${metrics[0].name}) ` : "the objective's "}variance each parameter ` +
+    "explains alone, normalised to sum to 1." +
     (imp.params.length ? ` Fitted to ${imp.trials_used} trials.` : ` Not available: ${imp.note}.`) +
     (imp.skipped.length ? ` Not evaluated: ${imp.skipped.join("; ")}.` : "");
   const bar = 22, height = imp.params.length * (bar + 6) + 20;
@@ -271,6 +414,11 @@ function drawImportance() {
 
 function drawSlices() {
   const holder = document.getElementById("slices");
+  if (multi || constraints.length) {
+    document.getElementById("slices-note").textContent = `${multi ? `The first metric (${metrics[0].name})` : "The objective"} ` +
+      "against each parameter (completed trials)" + (multi ? "; dark: the Pareto front" : "") +
+      (constraints.length ? "; red: infeasible." : ".");
+  }
   let drawn = 0;
   for (const p of data.params.filter((q) => q.kind !== "fixed")) {
     const svg = svgEl("svg", { class: "slice", "data-param": p.name }, holder);
@@ -282,7 +430,8 @@ function drawSlices() {
     let marks = 0;
     for (const t of withParam) {
       const jitter = p.kind === "categorical" ? ((t.n * 7919) % 17 - 8) : 0;
-      const c = svgEl("circle", { cx: x(t.p[p.name]) + jitter, cy: y(t.v), r: 3.2, fill: STATE_COLORS.COMPLETE, "fill-opacity": 0.75, class: "pt" }, svg);
+      const c = svgEl("circle", { cx: x(t.p[p.name]) + jitter, cy: y(t.v), r: 3.2, class: "pt",
+        fill: infeasible(t) ? INFEASIBLE_COLOR : t.pf ? FRONT_COLOR : STATE_COLORS.COMPLETE, "fill-opacity": 0.75 }, svg);
       hover(c, trialText(t));
       marks++;
     }
@@ -299,7 +448,7 @@ function drawCurves() {
   const all = curves.flatMap((c) => c.points);
   const x = scale("linear", extent(all.map((p) => p[0])), 62, width - 16);
   const y = scale("linear", padded(all.map((p) => p[1])), 320 - 38, 10);
-  frame(svg, width, 320, x, y, "step", "reported value");
+  frame(svg, width, 320, x, y, "step", `reported ${metrics[0].name}`);
   let drawn = 0;
   for (const c of curves) {
     const d = c.points.map((p, i) => `${i ? "L" : "M"}${x(p[0])},${y(p[1])}`).join("");
@@ -404,7 +553,7 @@ function drawFailures() {
   table.dataset.drawn = failed.length;
 }
 
-for (const draw of [drawHeader, drawSummary, drawHistory, drawParallel, drawImportance, drawSlices, drawCurves,
+for (const draw of [drawHeader, drawSummary, drawPareto, drawHistory, drawParallel, drawImportance, drawSlices, drawCurves,
   drawTimeline, drawFailures]) {
   draw();
 }
