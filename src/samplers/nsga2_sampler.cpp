@@ -92,6 +92,7 @@ void Nsga2Sampler::Update(const TrialHistory& history) {
   }
   if (fresh.empty()) return;
   std::vector<Member> pool = std::move(population_);
+  pool.reserve(pool.size() + fresh.size());
   for (Member& m : fresh) pool.push_back(std::move(m));
   // Elitist selection: whole fronts while they fit, then the most isolated of the front that
   // does not (crowding distance, largest first).
@@ -102,14 +103,15 @@ void Nsga2Sampler::Update(const TrialHistory& history) {
       static_cast<size_t>(std::count_if(pool.begin(), pool.end(), [](const Member& m) { return m.violation <= 0; }));
   std::stable_sort(pool.begin() + static_cast<std::ptrdiff_t>(feasible), pool.end(),
                    [](const Member& a, const Member& b) { return a.violation < b.violation; });
+  // The points move out of the pool for the sort and back into the members that are kept.
   std::vector<Point> points;
   points.reserve(pool.size());
-  for (size_t i = 0; i < feasible; ++i) points.push_back(pool[i].point);
+  for (size_t i = 0; i < feasible; ++i) points.push_back(std::move(pool[i].point));
   std::vector<int> ranks = NondominatedRanks(points);
   const int next_rank = ranks.empty() ? 0 : *std::max_element(ranks.begin(), ranks.end()) + 1;
   for (size_t i = feasible; i < pool.size(); ++i) {
     ranks.push_back(next_rank + static_cast<int>(i - feasible));
-    points.push_back(pool[i].point);
+    points.push_back(std::move(pool[i].point));
   }
   std::vector<size_t> by_rank(pool.size());
   std::iota(by_rank.begin(), by_rank.end(), 0);
@@ -117,6 +119,7 @@ void Nsga2Sampler::Update(const TrialHistory& history) {
   std::stable_sort(by_rank.begin(), by_rank.end(), [&](size_t a, size_t b) { return ranks[a] < ranks[b]; });
   const auto target = static_cast<size_t>(options_.population_size);
   population_.clear();
+  population_.reserve(target);
   for (size_t begin = 0; begin < by_rank.size() && population_.size() < target;) {
     size_t end = begin;
     while (end < by_rank.size() && ranks[by_rank[end]] == ranks[by_rank[begin]]) ++end;
@@ -130,6 +133,7 @@ void Nsga2Sampler::Update(const TrialHistory& history) {
     }
     for (size_t k = 0; k < order.size() && population_.size() < target; ++k) {
       Member m = std::move(pool[by_rank[begin + order[k]]]);
+      m.point = std::move(front_points[order[k]]);
       m.rank = ranks[by_rank[begin]];
       m.crowding = crowding[order[k]];
       population_.push_back(std::move(m));
@@ -168,7 +172,7 @@ ParamSet Nsga2Sampler::Child(const TrialHistory& history, SplitMix64& rng) const
 
 ParamSet Nsga2Sampler::Breed(const ParamSet& first, const ParamSet& second, bool crossover, SplitMix64 rng,
                              std::optional<size_t> forced) const {
-  ParamSet child;
+  ParamSet child;  // filled in space order: the end is the right hint whenever names sort the same way
   for (size_t p = 0; p < space_.params().size(); ++p) {
     const ParamSpec& spec = space_.params()[p];
     // Every draw is made whatever the branch, so one parameter's path never shifts another's.
@@ -178,16 +182,17 @@ ParamSet Nsga2Sampler::Breed(const ParamSet& first, const ParamSet& second, bool
     SplitMix64 operator_rng(rng.Next());
     if (!SearchSpace::IsActive(spec, child)) continue;
     if (spec.kind == ParamKind::kFixed) {
-      child[spec.name] = spec.fixed_value;
+      child.emplace_hint(child.end(), spec.name, spec.fixed_value);
       continue;
     }
     const auto a = first.find(spec.name);
     const auto b = second.find(spec.name);
     const bool has_a = a != first.end(), has_b = b != second.end();
     if (!has_a && !has_b) {  // active now, in neither parent: a branch they never took
-      child[spec.name] = spec.kind == ParamKind::kCategorical
+      child.emplace_hint(child.end(), spec.name,
+                         spec.kind == ParamKind::kCategorical
                              ? spec.choices[static_cast<size_t>(fresh * static_cast<double>(spec.choices.size()))]
-                             : SearchSpace::FromUnit(spec, fresh);
+                             : SearchSpace::FromUnit(spec, fresh));
       continue;
     }
     if (spec.kind == ParamKind::kCategorical) {
@@ -204,7 +209,7 @@ ParamSet Nsga2Sampler::Breed(const ParamSet& first, const ParamSet& second, bool
       } else if (mutate < mutation_prob_) {
         v = spec.choices[static_cast<size_t>(fresh * static_cast<double>(spec.choices.size()))];
       }
-      child[spec.name] = v;
+      child.emplace_hint(child.end(), spec.name, v);
       continue;
     }
     const NumericDomain& domain = domains_[p];
@@ -212,7 +217,7 @@ ParamSet Nsga2Sampler::Breed(const ParamSet& first, const ParamSet& second, bool
     if (has_a && has_b && crossover && swap < kVariableCrossoverProb)
       u = Sbx(u, ToUnit(domain, b->second), operator_rng);
     if (mutate < mutation_prob_ || forced == p) u = PolynomialMutation(u, operator_rng);
-    child[spec.name] = domain.Decode(spec, domain.low + u * domain.width());
+    child.emplace_hint(child.end(), spec.name, domain.Decode(spec, domain.low + u * domain.width()));
   }
   return child;
 }

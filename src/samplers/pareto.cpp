@@ -35,9 +35,46 @@ bool Dominates(const Point& a, const Point& b) {
   return better;
 }
 
+namespace {
+
+// Two components: Jensen's sweep ("Reducing the run-time complexity of multiobjective EAs",
+// IEEE TEC 2003), O(N log N). In order of (first, second), a point is dominated by front k exactly
+// when some member of k has a second component no larger (and is not the same point), so it joins
+// the first front whose smallest second component exceeds its own; those smallest values grow
+// with k, so a binary search finds it. Equal points share their front.
+std::vector<int> NondominatedRanks2(const std::vector<Point>& points) {
+  const size_t n = points.size();
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&points](size_t a, size_t b) {
+    return points[a][0] != points[b][0] ? points[a][0] < points[b][0] : points[a][1] < points[b][1];
+  });
+  std::vector<int> rank(n, 0);
+  std::vector<double> lowest;  // per front: the smallest second component of its members so far
+  for (size_t k = 0; k < n; ++k) {
+    const Point& p = points[order[k]];
+    if (k > 0 && p == points[order[k - 1]]) {  // a copy of the point before: the same front
+      rank[order[k]] = rank[order[k - 1]];
+      continue;
+    }
+    const auto front = static_cast<size_t>(std::upper_bound(lowest.begin(), lowest.end(), p[1]) - lowest.begin());
+    if (front == lowest.size()) {
+      lowest.push_back(p[1]);
+    } else {
+      lowest[front] = p[1];
+    }
+    rank[order[k]] = static_cast<int>(front);
+  }
+  return rank;
+}
+
+}  // namespace
+
 std::vector<int> NondominatedRanks(const std::vector<Point>& points) {
   const size_t n = points.size();
   const size_t m = n ? points[0].size() : 0;
+  const auto is_nan = [](const Point& p) { return std::isnan(p[0]) || std::isnan(p[1]); };
+  if (m == 2 && std::none_of(points.begin(), points.end(), is_nan)) return NondominatedRanks2(points);
   std::vector<double> flat;  // contiguous: the pair loop below is the sampler's hot spot
   flat.reserve(n * m);
   for (const Point& p : points) flat.insert(flat.end(), p.begin(), p.end());

@@ -19,7 +19,7 @@ bool Dominates(const Point& a, const Point& b);
 bool WeaklyDominates(const Point& a, const Point& b);
 
 // Non-dominated sorting: each point's front, 0 for the points nothing dominates, 1 for those
-// only front 0 dominates, and so on. O(M N^2) for N points of M components.
+// only front 0 dominates, and so on. O(M N^2) for N points of M components; O(N log N) for two.
 std::vector<int> NondominatedRanks(const std::vector<Point>& points);
 
 // NSGA-II's crowding distance of each point within one front: the sum over components of the gap
