@@ -220,7 +220,7 @@ bool AcceptsSeveralMetrics(const std::string& kind) {
   return kind == "random" || kind == "grid" || kind == "sobol" || kind == "nsga2" || kind == "tpe";
 }
 
-Status ParseSampler(const YamlReader& r, const YAML::Node& node, SamplerOptions* out) {
+Status ParseSampler(const YamlReader& r, const YAML::Node& node, bool several_metrics, SamplerOptions* out) {
   if (!node) return Status::Ok();
   CS_RETURN_IF_ERROR(r.CheckKeys(node, "sampler",
                                  {"kind", "seed", "n_startup_trials", "n_ei_candidates", "gamma", "gamma_max",
@@ -252,6 +252,8 @@ Status ParseSampler(const YamlReader& r, const YAML::Node& node, SamplerOptions*
     CS_RETURN_IF_ERROR(sampler.Read(key, field));
     if (sampler.Has(key) && !(*field > 0 && *field <= 1)) return sampler.Error(key, "must be in (0, 1]");
   }
+  // Several metrics: independent densities unless asked (docs/samplers.md, "Multi-objective TPE").
+  if (several_metrics) out->multivariate = false;
   CS_RETURN_IF_ERROR(sampler.Read("multivariate", &out->multivariate));
   CS_RETURN_IF_ERROR(sampler.Read("constant_liar", &out->constant_liar));
   CS_RETURN_IF_ERROR(sampler.Read("scramble", &out->scramble));
@@ -625,7 +627,7 @@ Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& s
   StudyConfig config;
   config.source = source;
   CS_RETURN_IF_ERROR(ParseStudy(r, root["study"], &config.study));
-  CS_RETURN_IF_ERROR(ParseSampler(r, root["sampler"], &config.sampler));
+  CS_RETURN_IF_ERROR(ParseSampler(r, root["sampler"], config.study.multi_objective(), &config.sampler));
   if (config.study.multi_objective() && !AcceptsSeveralMetrics(config.sampler.kind)) {
     return r.Error(root["sampler"]["kind"], "sampler.kind",
                    "the " + config.sampler.kind + " sampler optimises one metric and this study has " +

@@ -158,12 +158,25 @@ std::vector<double> TpeSampler::GoodByFronts(const std::vector<Point>& points, s
     break;
   }
   // Weights: each good trial's exclusive hypervolume, relative to the largest; a floor keeps every
-  // good trial in the density.
+  // good trial in the density. The reference point is the good set's own (a tenth of its range past
+  // its worst, as Optuna takes it from the good set): against the far one above, whose boxes
+  // reach past every random start-up trial, the extremes of the front take nearly all the weight
+  // and the search drifts to a corner (DTLZ2 in bench/README.md).
   std::vector<Point> all;
   std::vector<size_t> order;
   for (const auto& [i, w] : good) {
     all.push_back(points[i]);
     order.push_back(i);
+  }
+  if (!all.empty()) {
+    Point high = all.front(), lowest = all.front();
+    for (const Point& p : all) {
+      for (size_t m = 0; m < p.size(); ++m) {
+        high[m] = std::max(high[m], p[m]);
+        lowest[m] = std::min(lowest[m], p[m]);
+      }
+    }
+    for (size_t m = 0; m < high.size(); ++m) reference[m] = high[m] + 0.1 * std::max(high[m] - lowest[m], 1e-12);
   }
   const double total = Hypervolume(all, reference);
   std::vector<double> contribution(all.size());

@@ -473,6 +473,20 @@ std::string TwoMetricsWith(const std::string& from, const std::string& to) {
   return text.replace(at, from.size(), to);
 }
 
+// Multi-objective TPE defaults to independent densities (the joint one drifts to a corner of
+// DTLZ2's front: bench/README.md); a study that asks for the joint one gets it.
+TEST(StudyConfig, SeveralMetricsMakeTpeUnivariateUnlessAsked) {
+  Result<StudyConfig> mo = LoadConfigText(TwoMetricsWith("{kind: nsga2}", "{kind: tpe}"), "mo.yaml");
+  ASSERT_TRUE(mo.ok()) << mo.status().message();
+  EXPECT_FALSE(mo->sampler.multivariate);
+  mo = LoadConfigText(TwoMetricsWith("{kind: nsga2}", "{kind: tpe, multivariate: true}"), "mo.yaml");
+  ASSERT_TRUE(mo.ok()) << mo.status().message();
+  EXPECT_TRUE(mo->sampler.multivariate);
+  Result<StudyConfig> one = LoadConfigText(GoodWith("{kind: random, seed: 7}", "{kind: tpe}"), "cfg.yaml");
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_TRUE(one->sampler.multivariate) << "one metric keeps the joint density";
+}
+
 TEST(StudyConfig, MetricsListsTheObjectivesInOrder) {
   Result<StudyConfig> config = LoadConfigText(kTwoMetrics, "mo.yaml");
   ASSERT_TRUE(config.ok()) << config.status().message();
