@@ -3,7 +3,7 @@
 variables, DTLZ2 with 12), printing the same JSON lines: every trial's objective values and the time
 spent in the sampler. Needs Debian's python3-optuna (3.1).
 
-usage: optuna_mo_bench.py --sampler nsga2|tpe [--trials 500] [--seeds 5] [--problem NAME]
+usage: optuna_mo_bench.py --sampler nsga2|tpe [--trials 500] [--seeds 5] [--problem NAME] [--seed K]
 """
 import argparse
 import json
@@ -79,12 +79,15 @@ def main():
     parser.add_argument("--trials", type=int, default=500)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--problem", default="")
+    parser.add_argument("--seed", type=int, default=None, help="only this one of the seeds")
     args = parser.parse_args()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     for name, (n, m, f) in sorted(PROBLEMS.items()):
         if args.problem and args.problem != name:
             continue
         for seed in range(args.seeds):
+            if args.seed is not None and seed != args.seed:
+                continue
             if args.sampler == "nsga2":
                 inner = optuna.samplers.NSGAIISampler(seed=seed)
             else:
