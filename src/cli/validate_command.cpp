@@ -39,6 +39,14 @@ int ValidateCommand(const ValidateArgs& args) {
   } else if (s.kind == "cmaes") {
     std::printf(", sigma0 %g, population %s", s.sigma0, s.popsize > 0 ? std::to_string(s.popsize).c_str() : "auto");
   }
+  // Figures only a GPU worker with NVML can measure: the workers check when the sweep starts.
+  for (const Metric& m : c.study.metrics) {
+    if (m.name != "energy_j" && m.name != "gpu_mem_peak_mb") continue;
+    std::printf(
+        "\nmeasured  %s by each worker through NVML (docs/gpu.md): a worker that cannot (a CPU worker, no "
+        "NVML%s) refuses the study before any trial runs, exit 2",
+        m.name.c_str(), m.name == "energy_j" ? ", a GPU without an energy counter" : "");
+  }
   if (!c.enqueue.empty()) std::printf("\nenqueue   %zu configurations run first", c.enqueue.size());
   std::printf("\ntrial     %s", prepared->program.c_str());
   for (size_t i = 1; i < c.trial.command.size(); ++i) std::printf(" %s", c.trial.command[i].c_str());

@@ -606,6 +606,8 @@ PY
     toy_config energy 4 "{kind: nsga2}" "twometrics"
     sed -i 's/direction: maximize,/metrics: [{name: accuracy, direction: maximize}, {name: energy_j, direction: minimize}],/' energy.yaml
     printf 'workers: {gpus: none}\n' >> energy.yaml
+    "$bin/cleansweep" validate energy.yaml | grep -q "^measured  energy_j by each worker through NVML" ||
+      fail "validate does not say that the workers measure energy_j"
     expect_exit 2 timeout 60 "${mpi[@]}" -np 3 "$bin/cleansweep" run energy.yaml
     grep -q "study.metrics names energy_j, which this worker cannot measure: its trials get no GPU" err.txt ||
       fail "message: $(cat err.txt)"
