@@ -99,20 +99,33 @@ std::vector<double> TpeSampler::GoodByLoss(const std::vector<double>& losses, si
   return good;
 }
 
+namespace {
+
+// The reference point of a hypervolume among `points` (all of `a`, then those of `b` at `indices`):
+// a tenth of their range past their worst value in every metric. Taken from the points being
+// compared, as Optuna does, not from every trial: against a point past the random start-up
+// trials, the extremes' boxes dwarf the rest and the search drifts to a corner of the front
+// (DTLZ2 in bench/README.md).
+Point LocalReference(const std::vector<Point>& a, const std::vector<Point>& b, const std::vector<size_t>& indices) {
+  Point high = a.empty() ? b[indices.front()] : a.front(), low = high;
+  const auto widen = [&](const Point& p) {
+    for (size_t m = 0; m < p.size(); ++m) {
+      high[m] = std::max(high[m], p[m]);
+      low[m] = std::min(low[m], p[m]);
+    }
+  };
+  for (const Point& p : a) widen(p);
+  for (const size_t i : indices) widen(b[i]);
+  for (size_t m = 0; m < high.size(); ++m) high[m] += 0.1 * std::max(high[m] - low[m], 1e-12);
+  return high;
+}
+
+}  // namespace
+
 std::vector<double> TpeSampler::GoodByFronts(const std::vector<Point>& points, size_t n_below) const {
   std::map<size_t, double> good;  // index -> weight
   if (n_below == 0 || points.empty()) return std::vector<double>(points.size(), 0);
   const std::vector<int> ranks = NondominatedRanks(points);
-  // The reference point: a little past the worst value of every metric among the scored trials.
-  Point reference = points.front();
-  for (const Point& p : points) {
-    for (size_t m = 0; m < p.size(); ++m) reference[m] = std::max(reference[m], p[m]);
-  }
-  Point low = points.front();
-  for (const Point& p : points) {
-    for (size_t m = 0; m < p.size(); ++m) low[m] = std::min(low[m], p[m]);
-  }
-  for (size_t m = 0; m < reference.size(); ++m) reference[m] += 0.1 * std::max(reference[m] - low[m], 1e-12);
   std::vector<Point> chosen;
   for (int front = 0; good.size() < n_below; ++front) {
     std::vector<size_t> members;
@@ -127,9 +140,11 @@ std::vector<double> TpeSampler::GoodByFronts(const std::vector<Point>& points, s
       }
       continue;
     }
-    // Greedy hypervolume subset selection: the member that adds the most, one at a time. Lazily:
+    // Greedy hypervolume subset selection (against the reference point of the trials chosen so
+    // far and this front's): the member that adds the most, one at a time. Lazily:
     // a point's gain only shrinks as others are chosen, so a stale gain is an upper bound, and a
     // point whose fresh gain still beats every other bound is the one to take.
+    const Point reference = LocalReference(chosen, points, members);
     std::vector<std::pair<double, size_t>> bounds;  // a max-heap of (gain so far, index)
     for (size_t i : members) {
       double box = 1;
@@ -157,27 +172,16 @@ std::vector<double> TpeSampler::GoodByFronts(const std::vector<Point>& points, s
     }
     break;
   }
-  // Weights: each good trial's exclusive hypervolume, relative to the largest; a floor keeps every
-  // good trial in the density. The reference point is the good set's own (a tenth of its range past
-  // its worst, as Optuna takes it from the good set): against the far one above, whose boxes
-  // reach past every random start-up trial, the extremes of the front take nearly all the weight
-  // and the search drifts to a corner (DTLZ2 in bench/README.md).
+  // Weights: each good trial's exclusive hypervolume within the good set, relative to the
+  // largest; a floor keeps every good trial in the density.
   std::vector<Point> all;
   std::vector<size_t> order;
   for (const auto& [i, w] : good) {
     all.push_back(points[i]);
     order.push_back(i);
   }
-  if (!all.empty()) {
-    Point high = all.front(), lowest = all.front();
-    for (const Point& p : all) {
-      for (size_t m = 0; m < p.size(); ++m) {
-        high[m] = std::max(high[m], p[m]);
-        lowest[m] = std::min(lowest[m], p[m]);
-      }
-    }
-    for (size_t m = 0; m < high.size(); ++m) reference[m] = high[m] + 0.1 * std::max(high[m] - lowest[m], 1e-12);
-  }
+  if (all.empty()) return std::vector<double>(points.size(), 0);
+  const Point reference = LocalReference(all, points, {});
   const double total = Hypervolume(all, reference);
   std::vector<double> contribution(all.size());
   double largest = 0;
