@@ -31,12 +31,13 @@ for line in sys.stdin:
     r = json.loads(line)
     runs[(r["problem"], r["sampler"], r["tool"])].append(r)
 
-print("| problem | sampler | tool | seeds | HV @200 | HV @500 | sampler ms/trial |")
-print("|---|---|---|---|---|---|---|")
+# The median, and the lowest and highest seed's: with 5 seeds the spread is as large as most gaps.
+print("| problem | sampler | tool | seeds | HV @200 | (min-max) | HV @500 | (min-max) | sampler ms/trial |")
+print("|---|---|---|---|---|---|---|---|---|")
 for (problem, sampler, tool), rs in sorted(runs.items()):
     cells = []
     for n in CHECKPOINTS:
         hvs = [hypervolume(r["values"][:n], REFERENCE[problem]) for r in rs if len(r["values"]) >= n]
-        cells.append("%.4f" % statistics.median(hvs) if hvs else "-")
+        cells += ["%.4f" % statistics.median(hvs), "%.2f-%.2f" % (min(hvs), max(hvs))] if hvs else ["-", "-"]
     ms = statistics.median(1000 * r["sampler_seconds"] / len(r["values"]) for r in rs)
-    print("| %s | %s | %s | %d | %s | %s | %.3f |" % (problem, sampler, tool, len(rs), cells[0], cells[1], ms))
+    print("| %s | %s | %s | %d | %s | %.3f |" % (problem, sampler, tool, len(rs), " | ".join(cells), ms))
