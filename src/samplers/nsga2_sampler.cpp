@@ -200,12 +200,11 @@ ParamSet Nsga2Sampler::Breed(const ParamSet& first, const ParamSet& second, bool
                      : (!has_b || !crossover || swap >= options_.swapping_prob) ? a->second
                                                                                 : b->second;
       if (forced == p && spec.choices.size() > 1) {  // any choice but the one it has
-        const auto at = static_cast<size_t>(std::find_if(spec.choices.begin(), spec.choices.end(),
-                                                         [&v](const ParamValue& c) { return ValuesEqual(c, v); }) -
-                                            spec.choices.begin());
-        size_t other = static_cast<size_t>(fresh * static_cast<double>(spec.choices.size() - 1));
-        if (other >= at) ++other;
-        v = spec.choices[std::min(other, spec.choices.size() - 1)];
+        // (A value no longer among the choices, from an older config, may become any of them.)
+        const std::optional<int> at = ChoiceIndex(spec, v);
+        auto other = static_cast<size_t>(fresh * static_cast<double>(spec.choices.size() - (at ? 1 : 0)));
+        if (at && other >= static_cast<size_t>(*at)) ++other;
+        v = spec.choices[other];
       } else if (mutate < mutation_prob_) {
         v = spec.choices[static_cast<size_t>(fresh * static_cast<double>(spec.choices.size()))];
       }

@@ -136,9 +136,9 @@ for name in ("mo-drawn", "mo-live"):
     for key, value in want.items():
         assert p[key] == value, f"{name}: pareto {key}: drew {p[key]}, the study calls for {value}"
     kinds = {pt["n"]: pt["kind"] for pt in p["points"]}
-    for n, is_front, is_bad in zip(t["number"], front, bad):
-        if n in kinds:
-            assert kinds[n] == ("infeasible" if is_bad else "front" if is_front else "dominated"), (name, n, kinds[n])
+    assert set(kinds) == {int(n) for n in t["number"][done]}, (name, "marks for other trials than the COMPLETE ones")
+    for n, is_front, is_bad in zip(t["number"][done], front[done], bad[done]):
+        assert kinds[int(n)] == ("infeasible" if is_bad else "front" if is_front else "dominated"), (name, n, kinds[int(n)])
     # The axes are the right way round: accuracy is maximised (right is better), cost minimised
     # (low values lie low on the page, so down is better); every dominated point has a front point
     # no worse in both, and no front point has another that beats it.

@@ -156,8 +156,9 @@ function metricValue(t, i) {
 const scored = trials.filter((t) => t.v !== null && (t.s === "COMPLETE" || t.s === "PRUNED"));
 const completed = trials.filter((t) => t.s === "COMPLETE" && t.v !== null);
 const feasible = completed.filter((t) => !infeasible(t));
-const better = (a, b) => (maximize ? a > b : a < b);
 const betterIn = (i) => (metrics[i].direction === "maximize" ? (a, b) => a > b : (a, b) => a < b);
+const better = betterIn(0);
+const nothingBest = () => (completed.length ? "No COMPLETE trial meets the constraints yet." : "No trial has completed yet.");
 const INFEASIBLE_COLOR = "#f04438";
 const FRONT_COLOR = "#1849a9";
 const width = Math.min(1220, Math.max(640, document.querySelector("main").clientWidth || 1000));
@@ -202,7 +203,7 @@ function drawSummary() {
     const params = data.params.filter((p) => p.name in best.p).map((p) => `${p.name}=${fmt(best.p[p.name])}`);
     htmlEl("div", null, box).appendChild(htmlEl("code", params.join("  ")));
   } else {
-    htmlEl("b", completed.length ? "No COMPLETE trial meets the constraints yet." : "No trial has completed yet.", box);
+    htmlEl("b", nothingBest(), box);
   }
 }
 
@@ -210,7 +211,7 @@ function drawSummary() {
 function drawFrontTable(box) {
   const front = completed.filter((t) => t.pf).sort((a, b) => (betterIn(0)(a.vs[0], b.vs[0]) ? -1 : 1));
   if (!front.length) {
-    htmlEl("b", completed.length ? "No COMPLETE trial meets the constraints yet." : "No trial has completed yet.", box);
+    htmlEl("b", nothingBest(), box);
     return;
   }
   htmlEl("b", `Pareto front: ${front.length} trial${front.length === 1 ? "" : "s"}` +
@@ -309,15 +310,9 @@ function drawMetricHistory(svg, i) {
   frame(svg, width, height, x, y, "trial number", m.name);
   let drawn = 0;
   for (const t of shown) {
-    const c = svgEl("circle", { cx: x(t.n), cy: y(metricValue(t, i)), r: 4, class: "pt" }, svg);
-    if (infeasible(t)) {
-      Object.entries({ fill: "none", stroke: INFEASIBLE_COLOR, "stroke-width": 1.5 }).forEach(([k, v]) => c.setAttribute(k, v));
-      c.classList.add("infeasible");
-    } else {
-      c.setAttribute("fill", STATE_COLORS[t.s]);
-      c.setAttribute("fill-opacity", 0.85);
-      if (t.pf) Object.entries({ stroke: FRONT_COLOR, "stroke-width": 2 }).forEach(([k, v]) => c.setAttribute(k, v));
-    }
+    const look = infeasible(t) ? { fill: "none", stroke: INFEASIBLE_COLOR, "stroke-width": 1.5, class: "pt infeasible" }
+      : { fill: STATE_COLORS[t.s], "fill-opacity": 0.85, class: "pt", ...(t.pf ? { stroke: FRONT_COLOR, "stroke-width": 2 } : {}) };
+    const c = svgEl("circle", { cx: x(t.n), cy: y(metricValue(t, i)), r: 4, ...look }, svg);
     hover(c, trialText(t));
     drawn++;
   }
