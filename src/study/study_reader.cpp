@@ -368,12 +368,14 @@ Result<StudyData> ReadStudyFileInProcess(const std::string& path) {
   h5::QuietErrors();
   // A file that a coordinator is writing can show a row in the middle of its write (SWMR orders
   // the file's structure, not the text in HDF5's global heap); read again after it is flushed.
+  // The waits double (20 ms to 640 ms, 1.3 s in all): on a loaded machine a flush can take longer
+  // than five reads 20 ms apart (a live `show` once called a torn row's checksum "damaged").
   Result<StudyData> study = ReadStudyFileOnce(path);
-  for (int attempt = 0; attempt < 5 && !study.ok() && study.status().code() == Status::Code::kIoError; ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int attempt = 0; attempt < 6 && !study.ok() && study.status().code() == Status::Code::kIoError; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 << attempt));
     study = ReadStudyFileOnce(path);
   }
-  // A file that opens but cannot be read back five times over, a second apart at most, is damaged.
+  // A file that opens but cannot be read back seven times over, 1.3 s in all, is damaged.
   if (!study.ok() && study.status().code() == Status::Code::kIoError)
     return DamagedStudy(path, study.status().message());
   return study;
