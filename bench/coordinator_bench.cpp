@@ -62,6 +62,7 @@ class ChunkClock : public StudyStore {
     return Status::Ok();
   }
   Status AppendIntermediate(const IntermediateValue& value) override { return inner_->AppendIntermediate(value); }
+  Status AppendAttempt(const TrialRecord& attempt) override { return inner_->AppendAttempt(attempt); }
   void DeferFlush(bool defer) override { inner_->DeferFlush(defer); }
   Status Flush() override { return inner_->Flush(); }
   static std::vector<std::chrono::steady_clock::time_point> marks_;

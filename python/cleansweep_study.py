@@ -12,6 +12,7 @@ packages python3-h5py and python3-pandas).
     study.pareto_front          # a multi-metric study's Pareto-optimal trials (the `pareto` column)
     study.intermediate          # trial, step, value, time: one row per report
     study.curves()              # learning curves: one row per step, one column per trial
+    study.attempts              # earlier attempts of trials that went on from a checkpoint
     study.attrs                 # direction, metric, sampler, seed, config (YAML text), ...
 
 Columns of `trials`: `state` (an ordered categorical), `value`, one column per parameter,
@@ -21,7 +22,9 @@ inactive; categorical parameters as pandas categoricals in config order, inactiv
 became free for it: its previous trial's end; missing for a worker's first trial and in files written
 before it existed), `duration` in seconds, the run fields
 (`worker`, `host`, `gpu`, `exit_code`, `signal`, `peak_rss_kb`, `attempt`, `retry_of`, `enqueued`,
-`sampler_ms`, `last_step`, `reason`, `output_tail`), what each trial cost (`cpu_seconds`, `gpu_seconds`,
+`sampler_ms`, `last_step`, `reason`, `output_tail`), `checkpoint_step` and `resumed_from` (the last
+step whose checkpoint the trial declared, the step its latest attempt resumed from; -1 for none and in
+files written before checkpoints: docs/checkpoints.md), what each trial cost (`cpu_seconds`, `gpu_seconds`,
 `energy_j`; NaN when unknown, and in files written before them) and `attrs`, the trial's user attributes as a
 dict. A study of several metrics also has `value_<metric>` per metric (`value` is the first's) and `pareto`
 (bool: on the Pareto front of the COMPLETE trials). `violation` says how far a COMPLETE trial lies outside
@@ -50,12 +53,18 @@ _COST = ["cpu_seconds", "gpu_seconds", "energy_j", "violation"]  # NaN in files 
 class Study:
     """What a study file holds, as DataFrames. Build one with load_study()."""
 
-    def __init__(self, path, attrs, space, trials, intermediate):
+    def __init__(self, path, attrs, space, trials, intermediate, attempts=None):
         self.path = path
         self.attrs = attrs
         self.space = space  # one dict per parameter: name, kind, bounds or choices, when
         self.trials = trials
         self.intermediate = intermediate
+        # One row per ended attempt of a trial that went on under its number from a checkpoint
+        # (its latest attempt is its row in `trials`): trial, attempt, state, resumed_from,
+        # checkpoint_step, last_step, datetime_start/end, worker, host, gpu, exit_code, signal,
+        # peak_rss_kb, cpu_seconds, gpu_seconds, energy_j, reason. What a trial cost in all is its
+        # row plus these: trials.cpu_seconds + attempts.groupby("trial").cpu_seconds.sum().
+        self.attempts = attempts if attempts is not None else pd.DataFrame(columns=["trial", "attempt"])
 
     @property
     def direction(self):
@@ -177,7 +186,8 @@ def _read(path):
                 attrs[k] = v.item()
         trials = f["trials"][:]
         intermediate = f["intermediate"][:]
-    return attrs, trials, intermediate
+        attempts = f["attempts"][:] if "attempts" in f else None  # files since checkpoints (issue 17)
+    return attrs, trials, intermediate, attempts
 
 
 def _read_guarded(path, timeout):
@@ -277,7 +287,7 @@ def load_study(path, retries=5, timeout=5.0):
     while True:
         before = _stamp(path)
         try:
-            attrs, raw, raw_steps = _read_guarded(path, max(0.1, deadline - time.monotonic()))
+            attrs, raw, raw_steps, raw_attempts = _read_guarded(path, max(0.1, deadline - time.monotonic()))
             text, cells = _decoded_text(raw)
             _check_text_crcs(raw)
             break
@@ -315,6 +325,9 @@ def load_study(path, retries=5, timeout=5.0):
     for name in _COST:
         if name not in raw.dtype.names:  # files written before the cost columns: unknown
             trials[name] = np.nan
+    for name in ("checkpoint_step", "resumed_from"):
+        if name not in raw.dtype.names:  # files written before checkpoints: none
+            trials[name] = np.int64(-1)
     trials["enqueued"] = trials["enqueued"].astype(bool)
     if "pareto" in trials:
         trials["pareto"] = trials["pareto"].astype(bool)
@@ -332,7 +345,15 @@ def load_study(path, retries=5, timeout=5.0):
     for name in raw_steps.dtype.names:  # a multi-metric study's value_<metric>, NaN where not reported
         if name.startswith("value_"):
             steps[name] = np.asarray(raw_steps[name], dtype="float64")
-    return Study(path, attrs, space, trials, steps)
+    attempts = None
+    if raw_attempts is not None:
+        attempts = pd.DataFrame({name: raw_attempts[name] for name in raw_attempts.dtype.names})
+        for name in ("state", "host", "gpu", "reason"):  # fixed-width text: NUL-padded bytes
+            attempts[name] = [bytes(v).rstrip(b"\0").decode("utf-8", "replace") for v in raw_attempts[name]]
+        attempts["state"] = pd.Categorical(attempts["state"], categories=STATES, ordered=True)
+        for name in ("datetime_start", "datetime_end"):
+            attempts[name] = pd.to_datetime(np.asarray(raw_attempts[name], dtype="float64"), unit="s", utc=True)
+    return Study(path, attrs, space, trials, steps, attempts)
 
 
 def _space_from_columns(raw):

@@ -12,10 +12,23 @@
     trial.set_attrs(n_params=123456)
     trial.finish(acc)                       # the objective; then exit normally
 
+Checkpoints (docs/checkpoints.md): a trial cut off after declaring one runs again under its number
+from it, so a long trial on a preemptible partition loses one checkpoint interval, not its hours:
+
+    start = 1
+    if trial.resume_step() is not None:                 # this attempt goes on from a checkpoint
+        model.load_state_dict(torch.load(trial.checkpoint_path(trial.resume_step(), ".pt")))
+        start = trial.resume_step() + 1
+    for epoch in range(start, 11):
+        ...
+        trial.report(epoch, acc)
+        trial.save_checkpoint(epoch, lambda path: torch.save(model.state_dict(), path), ".pt")
+
 Outside a sweep (no CLEANSWEEP_REPORT_FD) every call still works: params is empty and reports are
 printed to stderr, so the same script runs standalone. docs/trial-protocol.md has the protocol.
 """
 
+import contextlib
 import json
 import math
 import os
@@ -40,6 +53,9 @@ class Trial:
         control = env.get("CLEANSWEEP_CONTROL_FD")
         self._control = int(control) if control else None
         self._pruned = False
+        self._checkpoint_dir = env.get("CLEANSWEEP_CHECKPOINT_DIR", "")
+        resume = env.get("CLEANSWEEP_RESUME_STEP", "")
+        self._resume_step = int(resume) if resume else None
 
     @property
     def in_sweep(self):
@@ -80,6 +96,38 @@ class Trial:
             self._send({"values": {str(k): _finite(v) for k, v in value.items()}})
         else:
             self._send({"value": _finite(value)})
+
+    def checkpoint_dir(self):
+        """The trial's checkpoint folder, created on first use ("" outside a sweep: the current folder)."""
+        if self._checkpoint_dir:
+            os.makedirs(self._checkpoint_dir, exist_ok=True)
+        return self._checkpoint_dir
+
+    def checkpoint_path(self, step, suffix=""):
+        """Where the checkpoint of `step` goes: checkpoint_dir()/step-<step><suffix>. The sweep's
+        trial.checkpoint_keep removes older checkpoints by this name."""
+        return os.path.join(self.checkpoint_dir(), "step-%d%s" % (int(step), suffix))
+
+    def resume_step(self):
+        """The step whose checkpoint this attempt starts from, or None for a trial that starts afresh."""
+        return self._resume_step
+
+    def save_checkpoint(self, step, write=None, suffix=""):
+        """Declares the checkpoint of `step`: a trial cut off from now on goes on from it. With
+        `write`, a function of a path, it first writes it atomically: write(temporary path), then
+        a rename to checkpoint_path(step, suffix), so a trial killed while writing leaves a stray
+        temporary file, never a torn checkpoint. Without, the checkpoint must already be whole."""
+        if write is not None:
+            path = self.checkpoint_path(step, suffix)
+            temporary = path + ".tmp-%d" % os.getpid()
+            try:
+                write(temporary)
+                os.replace(temporary, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.remove(temporary)
+                raise
+        self._send({"checkpoint": int(step)})
 
     def report_out_of_memory(self, kind="gpu", message=""):
         """Tells the sweep this trial ran out of memory ("gpu" or "host"); then sys.exit(EXIT_OUT_OF_MEMORY)."""

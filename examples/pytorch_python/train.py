@@ -2,7 +2,10 @@
 
 Each trial is a fresh Python process: the sweep passes the hyperparameters in, the script reports
 validation accuracy after every epoch through python/cleansweep_trial.py, stops as soon as the
-sweep prunes it, and ends with its best accuracy. Needs Debian's python3-torch, python3-numpy and
+sweep prunes it, and ends with its best accuracy. In a sweep it checkpoints after every epoch (the
+model, the optimiser, the random generator, the best accuracy so far), so a trial cut off by a
+preemption or a killed job goes on from its last epoch (docs/checkpoints.md). Needs Debian's
+python3-torch, python3-numpy and
 dataset-fashion-mnist. Run alone (defaults, reports printed to stderr):
     python3 examples/pytorch_python/train.py
 """
@@ -56,8 +59,15 @@ def main():
         optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     loss_fn = nn.CrossEntropyLoss()
 
-    best = 0.0
-    for epoch in range(1, epochs + 1):
+    best, first = 0.0, 1
+    if trial.resume_step() is not None:  # this attempt goes on from the checkpoint of an earlier one
+        state = torch.load(trial.checkpoint_path(trial.resume_step(), ".pt"))
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        torch.set_rng_state(state["rng"])
+        best, first = state["best"], trial.resume_step() + 1
+        print(f"going on from the checkpoint of epoch {trial.resume_step()}", flush=True)
+    for epoch in range(first, epochs + 1):
         model.train()
         order = torch.randperm(len(x_train))
         for start in range(0, len(order), batch_size):
@@ -75,6 +85,10 @@ def main():
         best = max(best, accuracy)
         print(f"epoch {epoch}: val_accuracy {accuracy:.4f}", flush=True)
         trial.report(epoch, accuracy)
+        if trial.checkpoint_dir():  # in a sweep: written whole, renamed, then declared
+            state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                     "rng": torch.get_rng_state(), "best": best}
+            trial.save_checkpoint(epoch, lambda path: torch.save(state, path), ".pt")
         if trial.should_prune():  # the sweep has recorded this trial as PRUNED: stop here
             return 0
     trial.set_attrs(n_params=sum(t.numel() for t in model.parameters()), torch=torch.__version__)

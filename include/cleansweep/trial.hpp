@@ -42,6 +42,7 @@
 #pragma once
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -51,6 +52,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -78,6 +80,8 @@ class Trial {
     if (const char* dir = std::getenv("CLEANSWEEP_TRIAL_DIR")) trial.dir_ = dir;
     if (const char* fd = std::getenv("CLEANSWEEP_REPORT_FD")) trial.fd_ = std::atoi(fd);
     if (const char* fd = std::getenv("CLEANSWEEP_CONTROL_FD")) trial.control_fd_ = std::atoi(fd);
+    if (const char* dir = std::getenv("CLEANSWEEP_CHECKPOINT_DIR")) trial.checkpoint_dir_ = dir;
+    if (const char* step = std::getenv("CLEANSWEEP_RESUME_STEP"); step && *step) trial.resume_step_ = std::atoll(step);
     return trial;
   }
 
@@ -129,6 +133,39 @@ class Trial {
     if (it->second == "false") return false;
     throw std::runtime_error("parameter " + name + " is not a boolean");
   }
+
+  // Checkpoints (docs/checkpoints.md). A trial that was cut off after declaring a checkpoint runs
+  // again under its number with ResumeStep() set: load the checkpoint of that step and go on with
+  // the next. Write each checkpoint whole under a temporary name, rename it to CheckpointPath(step,
+  // suffix), then DeclareCheckpoint(step):
+  //
+  //   if (const auto step = trial.ResumeStep()) { Load(trial.CheckpointPath(*step, ".pt")); first = *step + 1; }
+  //   for (int epoch = first; epoch <= epochs; ++epoch) {
+  //     ... train, trial.Report(epoch, accuracy) ...
+  //     const std::string path = trial.CheckpointPath(epoch, ".pt");
+  //     Save(path + ".tmp");
+  //     std::rename((path + ".tmp").c_str(), path.c_str());
+  //     trial.DeclareCheckpoint(epoch);
+  //   }
+  //
+  // The trial's checkpoint folder (created on first use); "" outside a sweep.
+  const std::string& CheckpointDir() {
+    if (!checkpoint_dir_.empty() && !checkpoint_dir_made_) {
+      ::mkdir(checkpoint_dir_.c_str(), 0755);  // exists already after the first attempt
+      checkpoint_dir_made_ = true;
+    }
+    return checkpoint_dir_;
+  }
+  // Where the checkpoint of `step` goes: CheckpointDir()/step-<step><suffix> (in the current folder
+  // outside a sweep). trial.checkpoint_keep removes older ones by this name.
+  std::string CheckpointPath(std::int64_t step, const std::string& suffix = "") {
+    const std::string name = "step-" + std::to_string(step) + suffix;
+    return CheckpointDir().empty() ? name : checkpoint_dir_ + "/" + name;
+  }
+  // The step whose checkpoint this attempt starts from; none for a trial that starts afresh.
+  std::optional<std::int64_t> ResumeStep() const { return resume_step_; }
+  // Tells the sweep the checkpoint of `step` is written: a trial cut off from now on goes on from it.
+  void DeclareCheckpoint(std::int64_t step) { Send("{\"checkpoint\": " + std::to_string(step) + "}"); }
 
   // An intermediate value of the objective at `step` (an epoch, say).
   void Report(std::int64_t step, double value) {
@@ -267,6 +304,9 @@ class Trial {
   int fd_ = -1;
   int control_fd_ = -1;
   bool pruned_ = false;
+  std::string checkpoint_dir_;
+  bool checkpoint_dir_made_ = false;
+  std::optional<std::int64_t> resume_step_;
 };
 
 }  // namespace cleansweep

@@ -41,6 +41,9 @@ struct MergeArgs {
   std::vector<std::string> shards;
   bool allow_missing = false;
 };
+struct CleanArgs {
+  std::string study;
+};
 struct ExportArgs {
   std::string study;
   std::string format = "csv";
@@ -53,6 +56,7 @@ int ShowCommand(const ShowArgs& args);
 int ExportCommand(const ExportArgs& args);
 int MergeCommand(const MergeArgs& args);
 int ReportCommand(const ReportArgs& args);
+int CleanCommand(const CleanArgs& args);
 
 // Prints "cleansweep: error: <message>" to stderr and returns the exit status for `status`.
 int PrintError(const Status& status);

@@ -97,6 +97,15 @@ int main(int argc, char** argv) {
   merge_cmd->add_option("shards", merge.shards, "The shards' study files")->required();
   merge_cmd->add_flag("--allow-missing", merge.allow_missing, "Merge although some shards' files are not given");
 
+  CleanArgs clean;
+  CLI::App* clean_cmd = app.add_subcommand(
+      "clean", "Remove the checkpoints of a study's trials that have ended for good (not while a sweep runs on it)");
+  clean_cmd->add_option("study", clean.study, "HDF5 study file")->required();
+  clean_cmd->footer(
+      "Example:\n"
+      "  cleansweep clean results/fashion-quick.h5\n"
+      "Interrupted trials keep theirs: they go on from them on resume (docs/checkpoints.md)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -109,5 +118,6 @@ int main(int argc, char** argv) {
   if (show_cmd->parsed()) return ShowCommand(show);
   if (merge_cmd->parsed()) return MergeCommand(merge);
   if (report_cmd->parsed()) return ReportCommand(report);
+  if (clean_cmd->parsed()) return CleanCommand(clean);
   return ExportCommand(exp);
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -116,7 +117,11 @@ void PrintIdleGaps(const StudyData& study) {
 void PrintCost(const StudyData& study) {
   double cpu = 0, gpu = 0, energy = 0;
   int with_cpu = 0, with_energy = 0;
-  for (const TrialRecord& r : study.trials) {
+  std::vector<const TrialRecord*> all;  // every trial's latest attempt, and the earlier ones of continued trials
+  for (const TrialRecord& r : study.trials) all.push_back(&r);
+  for (const TrialRecord& a : study.attempts) all.push_back(&a);
+  for (const TrialRecord* p : all) {
+    const TrialRecord& r = *p;
     if (std::isfinite(r.cpu_seconds)) cpu += r.cpu_seconds, ++with_cpu;
     if (std::isfinite(r.gpu_seconds)) gpu += r.gpu_seconds;
     if (std::isfinite(r.energy_j)) energy += r.energy_j, ++with_energy;
@@ -180,7 +185,23 @@ int ShowCommand(const ShowArgs& args) {
   std::printf("\n");
   // RUNNING rows are live while a coordinator holds the study, or were cut off by a crash.
   if (running > 0) std::printf("running: %d (or cut off, if no coordinator is running it)\n", running);
-  if (interrupted > 0) std::printf("interrupted: %d (each runs again, as a new trial, on resume)\n", interrupted);
+  if (interrupted > 0) {
+    std::set<std::int64_t> rerun;  // interrupted trials already run again under a new number
+    for (const TrialRecord& r : study->trials) {
+      if (r.retry_of >= 0) rerun.insert(r.retry_of);
+    }
+    const auto go_on = std::count_if(study->trials.begin(), study->trials.end(), [&](const TrialRecord& r) {
+      return r.state == TrialState::kInterrupted && r.checkpoint_step >= 0 && !rerun.count(r.number);
+    });
+    std::printf("interrupted: %d (on resume, %lld go on from their checkpoints; the others run again as new trials)\n",
+                interrupted, static_cast<long long>(go_on));
+  }
+  if (!study->attempts.empty()) {
+    std::set<std::int64_t> continued;
+    for (const TrialRecord& a : study->attempts) continued.insert(a.number);
+    std::printf("checkpoints: %zu trials went on from a checkpoint after an interruption (%zu earlier attempts)\n",
+                continued.size(), study->attempts.size());
+  }
   if (!study->stop_reason.empty()) std::printf("stopped early: %s\n", study->stop_reason.c_str());
   PrintSamplerTime(*study);
   PrintIdleGaps(*study);

@@ -333,7 +333,7 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
   CS_RETURN_IF_ERROR(r.CheckKeys(
       node, "trial",
       {"command", "launcher", "timeout", "kill_grace", "prune_grace", "stop_grace", "log_limit_mb", "tail_lines", "env",
-       "retries", "retry_on", "memory_limit", "gpu_clean_wait", "prepare_timeout", "prefork"}));
+       "retries", "retry_on", "memory_limit", "gpu_clean_wait", "prepare_timeout", "prefork", "checkpoint_keep"}));
   const YAML::Node command = node["command"];
   if (!command) return r.Error(node, "trial.command", "missing: the program to run, e.g. [python3, train.py]");
   if (command.IsScalar()) {
@@ -374,6 +374,18 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
   if (out->launcher == LauncherKind::kSpawn) out->prefork = false;
   CS_RETURN_IF_ERROR(trial.Read("stop_grace", &out->stop_grace));
   CS_RETURN_IF_ERROR(trial.Read("retries", &out->retries, 0, 100));
+  if (trial.Has("checkpoint_keep")) {
+    std::string keep;
+    CS_RETURN_IF_ERROR(trial.Read("checkpoint_keep", &keep));
+    if (keep != "last" && keep != "all" && keep != "none") {
+      return trial.Error("checkpoint_keep",
+                         "expected last (a trial keeps its latest checkpoint), all, or none (a trial's checkpoints "
+                         "go when it has ended for good)");
+    }
+    out->checkpoint_keep = keep == "all"    ? CheckpointKeep::kAll
+                           : keep == "none" ? CheckpointKeep::kNone
+                                            : CheckpointKeep::kLast;
+  }
   if (node["retry_on"]) {
     const YAML::Node list = node["retry_on"];
     if (!list.IsSequence()) {

@@ -125,6 +125,8 @@ struct PrunerOptions {        // pruner: (docs/pruners.md)
 // loaded the trial code once as a plugin (docs/fork-server.md).
 enum class LauncherKind { kSpawn, kForkServer };
 
+enum class CheckpointKeep { kLast, kAll, kNone };
+
 struct TrialOptions {                            // trial:
   std::vector<std::string> command;              // argv; words may hold {param} placeholders
   LauncherKind launcher = LauncherKind::kSpawn;  // forkserver: command[0] is the plugin
@@ -143,6 +145,9 @@ struct TrialOptions {                            // trial:
   // forkserver: while a trial runs, the next trial's process is already forked and waits for its
   // parameters (docs/fork-server.md). Refused with spawn.
   bool prefork = true;
+  // Which of a trial's declared checkpoints stay (docs/checkpoints.md): the latest (older ones go
+  // when a newer one is declared), all of them, or none once the trial has ended for good.
+  CheckpointKeep checkpoint_keep = CheckpointKeep::kLast;
 };
 
 struct WorkerOptions {  // workers:

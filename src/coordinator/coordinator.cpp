@@ -217,10 +217,15 @@ Status Coordinator::Dispatch() {
     const double asked = clock_->Now();
     if (ledger_.HasRerun()) {
       TrialLedger::Rerun rerun = ledger_.TakeRerun();
-      running.params = std::move(rerun.params);
-      running.attempt = rerun.attempt;
-      running.retry_of = rerun.of;
-      running.enqueued = rerun.enqueued;
+      if (rerun.continues) {  // its own number and row, from its checkpoint; the ended attempt is kept apart
+        CS_RETURN_IF_ERROR(store_->AppendAttempt(*rerun.continues));
+        running = ContinuationOf(*rerun.continues, rerun.attempt);
+      } else {
+        running.params = std::move(rerun.params);
+        running.attempt = rerun.attempt;
+        running.retry_of = rerun.of;
+        running.enqueued = rerun.enqueued;
+      }
       failures_[running.number] = rerun.failures;
     } else {
       // The trial's place in the (unsharded) sweep's list: enqueued configurations come first.
@@ -253,16 +258,34 @@ Status Coordinator::Dispatch() {
     running.worker = static_cast<int>(rank);
     running.host = slot.host;
     running.gpu = slot.gpu;
-    CS_RETURN_IF_ERROR(StageRow(running));  // RUNNING in the file before it starts (CommitTurn sends it)
-    curves_[running.number];                // running, no values yet
-    pending_assigns_.push_back({static_cast<int>(rank), AssignMsg{running.number, running.params, running.attempt}});
+    CS_RETURN_IF_ERROR(StageRow(running));                 // RUNNING in the file before it starts (CommitTurn sends it)
+    curves_[running.number].state = TrialState::kRunning;  // no values yet, or a continued trial's so far
+    pending_assigns_.push_back(
+        {static_cast<int>(rank), AssignMsg{running.number, running.params, running.attempt, running.resumed_from}});
     history_.running[running.number] = running.params;
-    slot.trials.push_back(next_number_++);
+    slot.trials.push_back(running.number);
+    if (running.number == next_number_) ++next_number_;
     if (slot.trials.size() > 1) ++queued_;
     if (slot.trials.size() <= QueueLimit()) queueable_.PushBack(static_cast<int>(rank));
     running_[running.number] = std::move(running);
   }
   return Status::Ok();
+}
+
+TrialRecord Coordinator::ContinuationOf(const TrialRecord& interrupted, int attempt) {
+  TrialRecord next;
+  next.number = interrupted.number;
+  next.params = interrupted.params;
+  next.attempt = attempt;
+  next.retry_of = interrupted.retry_of;
+  next.enqueued = interrupted.enqueued;
+  next.sampler_ms = interrupted.sampler_ms;
+  next.attrs_json = interrupted.attrs_json;
+  next.checkpoint_step = next.resumed_from = interrupted.checkpoint_step;
+  next.last_step = interrupted.last_step;
+  const TrialCurve& curve = curves_[interrupted.number];
+  if (!curve.values.empty()) next.last_step = std::max(next.last_step, curve.values.rbegin()->first);
+  return next;
 }
 
 ProgressState Coordinator::State() const {
@@ -304,6 +327,10 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   record.sampler_ms = it->second.sampler_ms;
   record.retry_of = it->second.retry_of;
   record.attempt = it->second.attempt;
+  // A continued trial: where this attempt began, and what its earlier attempts reached.
+  record.resumed_from = it->second.resumed_from;
+  record.checkpoint_step = std::max(record.checkpoint_step, it->second.checkpoint_step);
+  record.last_step = std::max(record.last_step, it->second.last_step);
   record.violation = config_.study.Violation(record);
   running_.erase(it);
   CS_RETURN_IF_ERROR(StageRow(record));  // durable (at CommitTurn) before anything depending on it leaves
@@ -325,8 +352,15 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
 }
 
 Status Coordinator::RecordReport(int source, const IntermediateValue& v) {
-  CS_RETURN_IF_ERROR(store_->AppendIntermediate(v));
   TrialCurve& curve = curves_[v.trial];
+  const auto run = running_.find(v.trial);
+  if (run != running_.end()) {
+    // A trial that went on from its checkpoint repeats the steps its last attempt ran past that
+    // checkpoint: the study keeps the value it has (computed from the same checkpoint), one per step.
+    if (run->second.resumed_from >= 0 && curve.values.count(v.step)) return Status::Ok();
+    run->second.last_step = std::max(run->second.last_step, v.step);
+  }
+  CS_RETURN_IF_ERROR(store_->AppendIntermediate(v));
   curve.values[v.step] = v.value;
   if (!pruner_ || prune_sent_.count(v.trial) || curve.state != TrialState::kRunning) return Status::Ok();
   std::optional<std::string> reason = pruner_->ShouldPrune(v.trial, v.step, curves_);
@@ -335,10 +369,18 @@ Status Coordinator::RecordReport(int source, const IntermediateValue& v) {
   return transport_->Send(source, PruneMsg{v.trial, *reason});
 }
 
+Status Coordinator::RecordCheckpoint(const CheckpointMsg& checkpoint) {
+  const auto run = running_.find(checkpoint.number);
+  if (run == running_.end() || checkpoint.step < run->second.checkpoint_step) return Status::Ok();
+  run->second.checkpoint_step = checkpoint.step;
+  return store_->PutTrial(run->second);  // the same RUNNING row, rewritten: durable with this turn
+}
+
 Status Coordinator::Handle(const Envelope& envelope) {
   if (const auto* report = std::get_if<StepMsg>(&envelope.message)) {
     return RecordReport(envelope.source, report->value);
   }
+  if (const auto* checkpoint = std::get_if<CheckpointMsg>(&envelope.message)) return RecordCheckpoint(*checkpoint);
   if (const auto* result = std::get_if<ResultMsg>(&envelope.message)) {
     CS_RETURN_IF_ERROR(RecordResult(envelope.source, result->record));
     if (result->worker_fault.empty() || !summary_.worker_fault.empty()) return Status::Ok();
@@ -480,7 +522,7 @@ Status Coordinator::RecordPrior() {
     by_number[r.number] = &r;
     if (r.retry_of >= 0) rerun_done.insert(r.retry_of);
   }
-  std::int64_t interrupted = 0, retries = 0;
+  std::int64_t interrupted = 0, continuing = 0, retries = 0;
   for (const TrialRecord& r : prior_) {
     curves_[r.number].state = r.state;
     int failures_before = 0;  // retry_on failures along its chain, before it
@@ -491,14 +533,16 @@ Status Coordinator::RecordPrior() {
     const TrialLedger::Settled settled = ledger_.Settle(r, failures_before, !next_attempt_exists);
     if (!next_attempt_exists) {
       interrupted += settled.fate == TrialLedger::Fate::kInterrupted;
+      continuing += settled.fate == TrialLedger::Fate::kInterrupted && r.checkpoint_step >= 0;
       retries += settled.fate == TrialLedger::Fate::kRetry;
     }
   }
   CS_RETURN_IF_ERROR(WriteFrontChanges());
   finished_before_ = ledger_.finished();
-  progress_->Message("resuming: " + std::to_string(ledger_.finished()) + " trials finished, " +
-                     std::to_string(interrupted) + " interrupted and " + std::to_string(retries) +
-                     " retries to run, numbering continues at " + std::to_string(next_number_));
+  progress_->Message(
+      "resuming: " + std::to_string(ledger_.finished()) + " trials finished, " + std::to_string(interrupted) +
+      " interrupted" + (continuing > 0 ? " (" + std::to_string(continuing) + " go on from their checkpoints)" : "") +
+      " and " + std::to_string(retries) + " retries to run, numbering continues at " + std::to_string(next_number_));
   prior_.clear();
   // What the last run said about stopping early no longer holds unless it holds again now.
   CS_RETURN_IF_ERROR(store_->RecordStopReason(""));

@@ -111,6 +111,11 @@ class Coordinator {
   // Checks study.stop_when against the ledger; once met, says why, here and in the study file.
   Status CheckStopWhen();
   Status RecordReport(int source, const IntermediateValue& value);
+  // The running trial declared a checkpoint: its RUNNING row says so at once, so that a job killed
+  // from now on continues it from there.
+  Status RecordCheckpoint(const CheckpointMsg& checkpoint);
+  // The row a trial that goes on from its checkpoint starts its next attempt with.
+  TrialRecord ContinuationOf(const TrialRecord& interrupted, int attempt);
   // Sends `stop` to every worker, also past one that cannot be reached; the first failure.
   Status StopAll(const StopMsg& stop);
   // The end of a failed run: kills the trials out on workers and waits for their last results.

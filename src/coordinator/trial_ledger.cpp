@@ -15,7 +15,9 @@ TrialLedger::Settled TrialLedger::Settle(const TrialRecord& record, int failures
     settled.fate = Fate::kRetry;
   }
   if (settled.fate != Fate::kFinal && queue_rerun) {
-    reruns_.push_back({record.number, record.params, record.attempt + 1, settled.failures, record.enqueued});
+    reruns_.push_back({record.number, record.params, record.attempt + 1, settled.failures, record.enqueued, {}});
+    // Cut off after a checkpoint: it goes on from there under its own number.
+    if (settled.fate == Fate::kInterrupted && record.checkpoint_step >= 0) reruns_.back().continues = record;
   }
   if (settled.fate == Fate::kInterrupted) return settled;
   if (settled.fate == Fate::kFinal) {

@@ -18,13 +18,16 @@ namespace cleansweep {
 
 class TrialLedger {
  public:
-  // A trial to run again with the parameters of an earlier one.
+  // A trial to run again with the parameters of an earlier one: under a new number from the start,
+  // or (`continues`: an interrupted trial that declared a checkpoint) under its own number from
+  // that checkpoint (docs/checkpoints.md).
   struct Rerun {
     std::int64_t of = -1;
     ParamSet params;
     int attempt = 2;
     int failures = 0;  // retry_on failures in its chain so far; interruptions do not count
     bool enqueued = false;
+    std::optional<TrialRecord> continues;  // the interrupted attempt's row, when it goes on from it
   };
 
   enum class Fate {

@@ -36,6 +36,7 @@ void ClassifyOutcome(const ProtocolParser& reports, std::optional<TrialState> st
   o->values = reports.final_values();
   o->attrs_json = reports.attrs().dump();
   o->last_step = reports.last_step();
+  o->checkpoint_step = reports.last_checkpoint();
   if (stop_state) {
     o->state = *stop_state;
     o->reason = stop_reason;

@@ -40,6 +40,7 @@ struct TrialOutcome {
   std::int64_t peak_rss_kb = 0;
   double cpu_seconds = std::numeric_limits<double>::quiet_NaN();  // user + system, all its processes
   std::int64_t last_step = -1;
+  std::int64_t checkpoint_step = -1;  // the last step whose checkpoint it declared
   std::string reason;
   std::string output_tail;
   std::string attrs_json = "{}";

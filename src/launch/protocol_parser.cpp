@@ -73,10 +73,31 @@ void ProtocolParser::ParseLine(const std::string& line, std::vector<StepValue>* 
   const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Fail("not a JSON object: " + Utf8Prefix(line, 200));
   for (const auto& [key, v] : j.items()) {
-    if (key != "value" && key != "values" && key != "step" && key != "attrs" && key != "oom" && key != "message") {
-      return Fail("unknown key '" + Utf8Prefix(key, 100) + "' (known: value, values, step, attrs, oom, message)");
+    if (key != "value" && key != "values" && key != "step" && key != "attrs" && key != "oom" && key != "message" &&
+        key != "checkpoint") {
+      return Fail("unknown key '" + Utf8Prefix(key, 100) +
+                  "' (known: value, values, step, attrs, oom, message, checkpoint)");
     }
   }
+  std::optional<std::int64_t> checkpoint;
+  if (j.contains("checkpoint")) {
+    const auto& c = j["checkpoint"];
+    if (!c.is_number_integer() || c.get<std::int64_t>() < 0) return Fail("checkpoint must be a whole number >= 0");
+    checkpoint = c.get<std::int64_t>();
+    if (*checkpoint < last_checkpoint_) {
+      return Fail("checkpoint " + std::to_string(*checkpoint) + " comes after checkpoint " +
+                  std::to_string(last_checkpoint_) + ": declared steps must not decrease");
+    }
+  }
+  // After the line's other reports (a step's value is stored before the checkpoint that follows it).
+  const auto declare = [&] {
+    if (!checkpoint) return;
+    last_checkpoint_ = *checkpoint;
+    StepValue declared;
+    declared.step = *checkpoint;
+    declared.checkpoint = true;
+    steps->push_back(declared);
+  };
   if (j.contains("value") && j.contains("values")) return Fail("give value or values, not both");
   std::vector<double> values;
   if (j.contains("values") && !ReadValues(j["values"], &values)) return;
@@ -96,7 +117,8 @@ void ProtocolParser::ParseLine(const std::string& line, std::vector<StepValue>* 
     if (!j["step"].is_number_integer() || j["step"].get<std::int64_t>() < 0) {
       return Fail("step must be a whole number >= 0");
     }
-    StepValue report{j["step"].get<std::int64_t>(), 0, {}};
+    StepValue report;
+    report.step = j["step"].get<std::int64_t>();
     if (j.contains("values")) {
       if (std::isnan(values.front())) {
         return Fail("an intermediate report needs the first metric, " + metrics_.front() + " (pruning uses it)");
@@ -116,6 +138,7 @@ void ProtocolParser::ParseLine(const std::string& line, std::vector<StepValue>* 
     last_step_ = report.step;
     last_value_ = report.value;
     steps->push_back(report);
+    declare();
     return;
   }
   if (j.contains("value") || j.contains("values")) {
@@ -138,6 +161,7 @@ void ProtocolParser::ParseLine(const std::string& line, std::vector<StepValue>* 
     final_value_ = values.front();
     final_values_ = std::move(values);
   }
+  declare();
 }
 
 }  // namespace cleansweep

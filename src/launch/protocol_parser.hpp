@@ -10,10 +10,13 @@
 
 namespace cleansweep {
 
+// An intermediate report, or (checkpoint set) the declaration that the trial has written its
+// checkpoint of `step` (docs/checkpoints.md).
 struct StepValue {
   std::int64_t step = 0;
   double value = 0;            // the first metric's
   std::vector<double> values;  // with several reported metrics: each one's, NaN where not reported
+  bool checkpoint = false;
 };
 
 // Feed it bytes as they arrive; it keeps the final value, attributes and an out-of-memory notice,
@@ -43,6 +46,7 @@ class ProtocolParser {
   const std::optional<std::string>& error() const { return error_; }
   std::int64_t last_step() const { return last_step_; }
   const std::optional<double>& last_value() const { return last_value_; }  // of the last step report
+  std::int64_t last_checkpoint() const { return last_checkpoint_; }        // -1: none declared
 
  private:
   void ParseLine(const std::string& line, std::vector<StepValue>* steps);
@@ -62,6 +66,7 @@ class ProtocolParser {
   std::optional<std::string> error_;
   std::int64_t last_step_ = -1;
   std::optional<double> last_value_;
+  std::int64_t last_checkpoint_ = -1;
 };
 
 }  // namespace cleansweep

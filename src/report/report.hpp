@@ -50,6 +50,7 @@ class ReportingStore : public StudyStore {
 
   Status PutTrial(const TrialRecord& record) override;
   Status AppendIntermediate(const IntermediateValue& value) override;
+  Status AppendAttempt(const TrialRecord& attempt) override { return inner_->AppendAttempt(attempt); }
   void DeferFlush(bool defer) override {
     deferred_ = defer;
     inner_->DeferFlush(defer);

@@ -180,8 +180,10 @@ struct StudyFile::Impl {
 
   Pending pending_trials;
   Pending pending_intermediate;
+  Pending pending_attempts;
   hsize_t trial_extent = 0;  // rows the datasets have in the file
   hsize_t intermediate_extent = 0;
+  hsize_t attempt_extent = 0;
 
   bool defer_flush = false;
   bool dirty = false;  // written since the last flush
@@ -195,14 +197,18 @@ struct StudyFile::Impl {
   StudyOptions study;  // its metrics shape the tables
   RowLayout trials_layout;
   RowLayout intermediate_layout;
+  RowLayout attempts_layout;
   h5::Handle file;
   h5::Handle trials;
   h5::Handle intermediate;
+  h5::Handle attempts;
   h5::Handle trials_type;
   h5::Handle intermediate_type;
+  h5::Handle attempts_type;
   h5::Handle write_props;  // dataset transfer: a conversion buffer sized for one row
   hsize_t trial_rows = 0;
   hsize_t intermediate_rows = 0;
+  hsize_t attempt_rows = 0;
   std::map<std::int64_t, hsize_t> row_of;  // trial number -> row in /trials
 };
 
@@ -239,10 +245,13 @@ std::unique_ptr<StudyFile::Impl> StudyFile::Impl::Make(const std::string& path, 
   impl->intermediate_layout = IntermediateLayout(config.study);
   impl->trials_type = CompoundType(impl->trials_layout);
   impl->intermediate_type = CompoundType(impl->intermediate_layout);
+  impl->attempts_layout = AttemptsLayout();
+  impl->attempts_type = CompoundType(impl->attempts_layout);
   // One row per write: a conversion buffer of a few rows, not HDF5's default 1 MiB, which it
   // would allocate and zero (twice) for every row written.
   impl->write_props = h5::Handle(H5Pcreate(H5P_DATASET_XFER));
-  const size_t row_bytes = std::max(H5Tget_size(impl->trials_type.get()), H5Tget_size(impl->intermediate_type.get()));
+  const size_t row_bytes = std::max({H5Tget_size(impl->trials_type.get()), H5Tget_size(impl->intermediate_type.get()),
+                                     H5Tget_size(impl->attempts_type.get())});
   h5::Must(H5Pset_buffer(impl->write_props.get(), 4 * row_bytes, nullptr, nullptr));
   return impl;
 }
@@ -286,11 +295,15 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, co
     Result<h5::Handle> inter = CreateTable(file->file.get(), "intermediate", file->intermediate_type.get());
     if (!inter.ok()) return inter.status();
     file->intermediate = std::move(*inter);
+    Result<h5::Handle> attempts = CreateTable(file->file.get(), "attempts", file->attempts_type.get());
+    if (!attempts.ok()) return attempts.status();
+    file->attempts = std::move(*attempts);
     return file->StartSwmr();
   }();
   if (!status.ok()) {
     file->trials.Reset();
     file->intermediate.Reset();
+    file->attempts.Reset();
     file->file.Reset();
     std::filesystem::remove(path, ec);
     return status;
@@ -314,8 +327,10 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
     const Result<std::string> stored_config = h5::ReadStringAttr(r->get(), "config");
     const Result<std::string> stored_space = h5::ReadStringAttr(r->get(), "space");
     // A file from before stop_reason existed needs it added, which only a plain writer can do.
+    // So does one from before /attempts existed.
     return stored_config.ok() && *stored_config == config.yaml_text && stored_space.ok() &&
-           *stored_space == SpaceJson(config.space) && H5Aexists(r->get(), "stop_reason") > 0;
+           *stored_space == SpaceJson(config.space) && H5Aexists(r->get(), "stop_reason") > 0 &&
+           H5Lexists(r->get(), "attempts", H5P_DEFAULT) > 0;
   }();
   h5::Handle fapl = LatestFormatAccess(true);
   Result<h5::Handle> f =
@@ -351,6 +366,9 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
         if (type.valid() && H5Tget_member_index(type.get(), later) < 0) absent.insert(later);
       }
       if (type.valid() && H5Tget_member_index(type.get(), kTextChecksumColumn) < 0) absent.insert(kTextChecksumColumn);
+      for (const char* later : kLaterStepColumns) {
+        if (type.valid() && H5Tget_member_index(type.get(), later) < 0) absent.insert(later);
+      }
       if (!absent.empty()) {
         file->trials_layout = TrialsLayout(file->space, file->study, absent);
         file->trials_type = CompoundType(file->trials_layout);
@@ -359,8 +377,16 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
     // Unread, the row count would stay 0 and new rows would be written over the old ones.
     CS_ASSIGN_OR_RETURN(*rows, h5::RowCount(handle->get(), path + ": /" + std::string(name)));
   }
+  if (H5Lexists(file->file.get(), "attempts", H5P_DEFAULT) > 0) {
+    CS_ASSIGN_OR_RETURN(file->attempts, h5::CheckId(H5Dopen2(file->file.get(), "attempts", H5P_DEFAULT),
+                                                    path + ": cannot open /attempts"));
+    CS_ASSIGN_OR_RETURN(file->attempt_rows, h5::RowCount(file->attempts.get(), path + ": /attempts"));
+  } else {  // a file from before checkpoints: opened plainly (see `unchanged`), so it can gain it
+    CS_ASSIGN_OR_RETURN(file->attempts, CreateTable(file->file.get(), "attempts", file->attempts_type.get()));
+  }
   file->trial_extent = file->trial_rows;
   file->intermediate_extent = file->intermediate_rows;
+  file->attempt_extent = file->attempt_rows;
   // Which row holds which trial, from the number column.
   std::vector<std::int64_t> numbers(file->trial_rows);
   if (!numbers.empty()) {
@@ -382,11 +408,13 @@ StudyFile::~StudyFile() {
     // flush, which SWMR readers and a resume read. The descriptors go with the process.
     (void)impl_->trials.release();
     (void)impl_->intermediate.release();
+    (void)impl_->attempts.release();
     (void)impl_->file.release();
     return;
   }
   impl_->trials.Reset();
   impl_->intermediate.Reset();
+  impl_->attempts.Reset();
   impl_->file.Reset();  // closing clears the "open for writing" flag; then the lock goes
 }
 
@@ -481,6 +509,8 @@ Status StudyFile::Impl::FlushReserved() {
   CS_RETURN_IF_ERROR(WritePending(trials.get(), trials_type.get(), &pending_trials, trial_rows, &trial_extent));
   CS_RETURN_IF_ERROR(WritePending(intermediate.get(), intermediate_type.get(), &pending_intermediate, intermediate_rows,
                                   &intermediate_extent));
+  CS_RETURN_IF_ERROR(
+      WritePending(attempts.get(), attempts_type.get(), &pending_attempts, attempt_rows, &attempt_extent));
   CS_RETURN_IF_ERROR(h5::CheckCall(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path + ": cannot flush"));
   dirty = false;
   return Status::Ok();
@@ -532,6 +562,8 @@ Status StudyFile::PutTrial(const TrialRecord& r) {
                                       std::pair{"energy_j", r.energy_j}, std::pair{"violation", r.violation}}) {
     if (impl_->trials_layout.Find(column)) row.Set(column, field);
   }
+  if (impl_->trials_layout.Find("checkpoint_step")) row.Set("checkpoint_step", r.checkpoint_step);
+  if (impl_->trials_layout.Find("resumed_from")) row.Set("resumed_from", r.resumed_from);
   if (impl_->trials_layout.Find(kTextChecksumColumn)) {
     row.Set(kTextChecksumColumn, std::int64_t{TextChecksum(r.reason, r.output_tail, r.attrs_json)});
   }
@@ -557,6 +589,29 @@ Status StudyFile::AppendIntermediate(const IntermediateValue& v) {
   }
   return impl_->WriteRow(&impl_->pending_intermediate, std::move(row), impl_->intermediate_rows,
                          &impl_->intermediate_rows);
+}
+
+Status StudyFile::AppendAttempt(const TrialRecord& r) {
+  RowBuffer row(impl_->attempts_layout);
+  row.Set("trial", r.number);
+  row.Set("attempt", std::int64_t{r.attempt});
+  row.Set("state", std::string(TrialStateName(r.state)));
+  row.Set("resumed_from", r.resumed_from);
+  row.Set("checkpoint_step", r.checkpoint_step);
+  row.Set("last_step", r.last_step);
+  row.Set("datetime_start", r.start_time);
+  row.Set("datetime_end", r.end_time);
+  row.Set("worker", std::int64_t{r.worker});
+  row.Set("host", r.host);
+  row.Set("gpu", r.gpu);
+  row.Set("exit_code", std::int64_t{r.exit_code});
+  row.Set("signal", std::int64_t{r.signal});
+  row.Set("peak_rss_kb", r.peak_rss_kb);
+  row.Set("cpu_seconds", r.cpu_seconds);
+  row.Set("gpu_seconds", r.gpu_seconds);
+  row.Set("energy_j", r.energy_j);
+  row.Set("reason", r.reason);
+  return impl_->WriteRow(&impl_->pending_attempts, std::move(row), impl_->attempt_rows, &impl_->attempt_rows);
 }
 
 }  // namespace cleansweep

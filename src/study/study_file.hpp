@@ -38,6 +38,7 @@ class StudyFile : public StudyStore {
   // Writes the row and, unless flushes are deferred, flushes the file before returning.
   Status PutTrial(const TrialRecord& record) override;
   Status AppendIntermediate(const IntermediateValue& value) override;
+  Status AppendAttempt(const TrialRecord& attempt) override;
   void DeferFlush(bool defer) override;
   Status Flush() override;
   // The root attribute stop_reason, rewritten in place (SWMR allows that, not a new attribute).
@@ -64,6 +65,8 @@ struct StudyData {
   std::string config_history = "[]";  // JSON list of the resumes that changed the config (study-format.md)
   std::vector<TrialRecord> trials;
   std::vector<IntermediateValue> intermediate;
+  // /attempts: earlier attempts of trials that went on from a checkpoint (number = the trial).
+  std::vector<TrialRecord> attempts;
 };
 
 // InvalidInput when `path` is missing or not a cleansweep study; IoError on read failures.

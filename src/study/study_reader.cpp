@@ -207,6 +207,14 @@ Status ReadTrials(hid_t file, StudyData* study) {
       }
     }
   }
+  for (const auto& [field, member] : {std::pair{"checkpoint_step", &TrialRecord::checkpoint_step},
+                                      std::pair{"resumed_from", &TrialRecord::resumed_from}}) {
+    if (!HasMember(d, field)) continue;  // files from before checkpoints: -1, none
+    auto column = ReadNumbers<std::int64_t>(d, field, H5T_NATIVE_INT64);
+    CS_RETURN_IF_ERROR(column.status());
+    CS_RETURN_IF_ERROR(CoversRows(column->size(), n, "/trials"));
+    for (size_t i = 0; i < n; ++i) study->trials[i].*member = (*column)[i];
+  }
   if (study->config.study.multi_objective()) {  // value_<metric> and pareto (docs/study-format.md)
     const std::vector<Metric>& metrics = study->config.study.metrics;
     std::vector<std::vector<double>> columns;
@@ -278,6 +286,70 @@ Status ReadIntermediate(hid_t file, StudyData* study) {
   for (size_t i = 0; i < trials->size(); ++i) {
     study->intermediate.push_back({(*trials)[i], (*steps)[i], (*values)[i], (*times)[i], {}});
     for (const std::vector<double>& column : columns) study->intermediate.back().values.push_back(column[i]);
+  }
+  return Status::Ok();
+}
+
+Status ReadAttempts(hid_t file, StudyData* study) {
+  if (H5Lexists(file, "attempts", H5P_DEFAULT) <= 0) return Status::Ok();  // files from before checkpoints
+  Result<h5::Handle> ds = h5::CheckId(H5Dopen2(file, "attempts", H5P_DEFAULT), "cannot open /attempts");
+  if (!ds.ok()) return ds.status();
+  const hid_t d = ds->get();
+  auto trials = ReadNumbers<std::int64_t>(d, "trial", H5T_NATIVE_INT64);
+  auto attempts = ReadNumbers<std::int32_t>(d, "attempt", H5T_NATIVE_INT32);
+  auto states = ReadStrings(d, "state");
+  auto resumed = ReadNumbers<std::int64_t>(d, "resumed_from", H5T_NATIVE_INT64);
+  auto checkpoints = ReadNumbers<std::int64_t>(d, "checkpoint_step", H5T_NATIVE_INT64);
+  auto steps = ReadNumbers<std::int64_t>(d, "last_step", H5T_NATIVE_INT64);
+  auto starts = ReadNumbers<double>(d, "datetime_start", H5T_NATIVE_DOUBLE);
+  auto ends = ReadNumbers<double>(d, "datetime_end", H5T_NATIVE_DOUBLE);
+  auto workers = ReadNumbers<std::int32_t>(d, "worker", H5T_NATIVE_INT32);
+  auto hosts = ReadStrings(d, "host");
+  auto gpus = ReadStrings(d, "gpu");
+  auto exits = ReadNumbers<std::int32_t>(d, "exit_code", H5T_NATIVE_INT32);
+  auto signals = ReadNumbers<std::int32_t>(d, "signal", H5T_NATIVE_INT32);
+  auto rss = ReadNumbers<std::int64_t>(d, "peak_rss_kb", H5T_NATIVE_INT64);
+  auto cpu = ReadNumbers<double>(d, "cpu_seconds", H5T_NATIVE_DOUBLE);
+  auto gpu_s = ReadNumbers<double>(d, "gpu_seconds", H5T_NATIVE_DOUBLE);
+  auto energy = ReadNumbers<double>(d, "energy_j", H5T_NATIVE_DOUBLE);
+  auto reasons = ReadStrings(d, "reason");
+  for (const Status& s :
+       {trials.status(), attempts.status(), states.status(), resumed.status(), checkpoints.status(), steps.status(),
+        starts.status(), ends.status(), workers.status(), hosts.status(), gpus.status(), exits.status(),
+        signals.status(), rss.status(), cpu.status(), gpu_s.status(), energy.status(), reasons.status()}) {
+    CS_RETURN_IF_ERROR(s);
+  }
+  const size_t n = trials->size();
+  for (const size_t size :
+       {attempts->size(), states->size(), resumed->size(), checkpoints->size(), steps->size(), starts->size(),
+        ends->size(), workers->size(), hosts->size(), gpus->size(), exits->size(), signals->size(), rss->size(),
+        cpu->size(), gpu_s->size(), energy->size(), reasons->size()}) {
+    CS_RETURN_IF_ERROR(CoversRows(size, n, "/attempts"));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    TrialRecord r;
+    r.number = (*trials)[i];
+    r.attempt = (*attempts)[i];
+    if (!ParseTrialState((*states)[i], &r.state)) {
+      return Status::IoError("an attempt of trial " + std::to_string(r.number) + " has unknown state '" + (*states)[i] +
+                             "'");
+    }
+    r.resumed_from = (*resumed)[i];
+    r.checkpoint_step = (*checkpoints)[i];
+    r.last_step = (*steps)[i];
+    r.start_time = (*starts)[i];
+    r.end_time = (*ends)[i];
+    r.worker = (*workers)[i];
+    r.host = (*hosts)[i];
+    r.gpu = (*gpus)[i];
+    r.exit_code = (*exits)[i];
+    r.signal = (*signals)[i];
+    r.peak_rss_kb = (*rss)[i];
+    r.cpu_seconds = (*cpu)[i];
+    r.gpu_seconds = (*gpu_s)[i];
+    r.energy_j = (*energy)[i];
+    r.reason = (*reasons)[i];
+    study->attempts.push_back(std::move(r));
   }
   return Status::Ok();
 }
@@ -359,6 +431,7 @@ Result<StudyData> ReadStudyFileOnce(const std::string& path) {
   }
   CS_RETURN_IF_ERROR(ReadTrials(f, &study).WithContext(path));
   CS_RETURN_IF_ERROR(ReadIntermediate(f, &study).WithContext(path));
+  CS_RETURN_IF_ERROR(ReadAttempts(f, &study).WithContext(path));
   return study;
 }
 

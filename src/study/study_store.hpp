@@ -17,6 +17,9 @@ class StudyStore {
   // trial), the same row afterwards.
   virtual Status PutTrial(const TrialRecord& record) = 0;
   virtual Status AppendIntermediate(const IntermediateValue& value) = 0;
+  // An attempt of a trial that goes on under its number from a checkpoint: the row it had when
+  // that attempt ended, kept apart (/attempts) before the trial's row is written again.
+  virtual Status AppendAttempt(const TrialRecord& attempt) = 0;
   // Group commit: while deferred, rows are written but become durable only at Flush(), all of
   // them at once. The coordinator defers, and flushes once per turn of its loop, before anything
   // that depends on those rows (an assignment, a progress line) leaves it.

@@ -158,6 +158,9 @@ RowLayout TrialsLayout(const SearchSpace& space, const StudyOptions& study, cons
     if (!absent.count(later)) layout.Add(later, ColumnType::kFloat64);
   }
   if (!absent.count(kTextChecksumColumn)) layout.Add(kTextChecksumColumn, ColumnType::kInt64);
+  for (const char* later : kLaterStepColumns) {
+    if (!absent.count(later)) layout.Add(later, ColumnType::kInt64);
+  }
   layout.Add("reason", ColumnType::kString);
   layout.Add("output_tail", ColumnType::kString);
   layout.Add("attrs", ColumnType::kString);
@@ -183,6 +186,29 @@ RowLayout IntermediateLayout(const StudyOptions& study) {
   if (const std::vector<std::string> reported = study.ReportedMetrics(); reported.size() > 1) {
     for (const std::string& m : reported) layout.Add(MetricColumn(m), ColumnType::kFloat64);
   }
+  return layout;
+}
+
+RowLayout AttemptsLayout() {
+  RowLayout layout;
+  layout.Add("trial", ColumnType::kInt64);
+  layout.Add("attempt", ColumnType::kInt32);
+  layout.Add("state", ColumnType::kString, kStateLength);
+  layout.Add("resumed_from", ColumnType::kInt64);
+  layout.Add("checkpoint_step", ColumnType::kInt64);
+  layout.Add("last_step", ColumnType::kInt64);
+  layout.Add("datetime_start", ColumnType::kFloat64);
+  layout.Add("datetime_end", ColumnType::kFloat64);
+  layout.Add("worker", ColumnType::kInt32);
+  layout.Add("host", ColumnType::kString, kHostLength);
+  layout.Add("gpu", ColumnType::kString, kGpuLength);
+  layout.Add("exit_code", ColumnType::kInt32);
+  layout.Add("signal", ColumnType::kInt32);
+  layout.Add("peak_rss_kb", ColumnType::kInt64);
+  layout.Add("cpu_seconds", ColumnType::kFloat64);
+  layout.Add("gpu_seconds", ColumnType::kFloat64);
+  layout.Add("energy_j", ColumnType::kFloat64);
+  layout.Add("reason", ColumnType::kString, kAttemptReasonLength);
   return layout;
 }
 

@@ -74,6 +74,14 @@ inline constexpr size_t kGpuLength = 64;    // a GPU or MIG UUID fits
 inline constexpr const char* kLaterTrialColumns[] = {"datetime_worker_free", "cpu_seconds", "gpu_seconds", "energy_j",
                                                      "violation"};
 
+// Int64 columns of /trials added with checkpoints (issue 17): the last step whose checkpoint the
+// trial declared, and the step its latest attempt resumed from; -1 for none, and in files without
+// them.
+inline constexpr const char* kLaterStepColumns[] = {"checkpoint_step", "resumed_from"};
+
+// The width of /attempts' reason, a fixed-width text (no heap: nothing a reader can catch torn).
+inline constexpr size_t kAttemptReasonLength = 256;
+
 // A multi-metric study's column for one metric's value, in /trials and /intermediate.
 inline std::string MetricColumn(const std::string& metric) { return "value_" + metric; }
 
@@ -98,5 +106,9 @@ std::string SpaceJson(const SearchSpace& space);
 std::string MetricsJson(const StudyOptions& study);
 
 RowLayout IntermediateLayout(const StudyOptions& study);
+
+// The columns of /attempts: one row per ended attempt of a trial that went on under its number
+// from a checkpoint (docs/study-format.md).
+RowLayout AttemptsLayout();
 
 }  // namespace cleansweep

@@ -45,6 +45,8 @@ const char* TagName(Tag tag) {
       return "stop";
     case Tag::kPrune:
       return "prune";
+    case Tag::kCheckpoint:
+      return "checkpoint";
   }
   return "?";
 }
@@ -78,6 +80,8 @@ Result<Message> Decode(int tag, const std::string& payload) {
       return DecodeAs<StopMsg>(payload);
     case Tag::kPrune:
       return DecodeAs<PruneMsg>(payload);
+    case Tag::kCheckpoint:
+      return DecodeAs<CheckpointMsg>(payload);
   }
   return Status::RuntimeError("message with unknown tag " + std::to_string(tag));
 }

@@ -10,14 +10,15 @@
 namespace cleansweep {
 
 enum class Tag : int {
-  kHello = 1,  // worker -> coordinator: I am up
-  kSetup,      // coordinator -> worker: the effective config and where trial folders go
-  kReady,      // worker -> coordinator: set up (or why not), and the GPU it will use
-  kAssign,     // coordinator -> worker: run this trial
-  kStep,       // worker -> coordinator: an intermediate value of the running trial
-  kResult,     // worker -> coordinator: the trial ended
-  kStop,       // coordinator -> worker: interrupt any trial, then exit
-  kPrune,      // coordinator -> worker: the running trial is pruned
+  kHello = 1,   // worker -> coordinator: I am up
+  kSetup,       // coordinator -> worker: the effective config and where trial folders go
+  kReady,       // worker -> coordinator: set up (or why not), and the GPU it will use
+  kAssign,      // coordinator -> worker: run this trial
+  kStep,        // worker -> coordinator: an intermediate value of the running trial
+  kResult,      // worker -> coordinator: the trial ended
+  kStop,        // coordinator -> worker: interrupt any trial, then exit
+  kPrune,       // coordinator -> worker: the running trial is pruned
+  kCheckpoint,  // worker -> coordinator: the running trial declared a checkpoint
 };
 
 const char* TagName(Tag tag);
@@ -56,9 +57,12 @@ struct AssignMsg {
   std::int64_t number = -1;
   ParamSet params;
   int attempt = 1;
+  // A trial that goes on under its number from its checkpoint of this step (CLEANSWEEP_RESUME_STEP);
+  // -1: it starts from the beginning.
+  std::int64_t resume_step = -1;
   template <class A>
   void serialize(A& ar) {
-    ar(number, params, attempt);
+    ar(number, params, attempt, resume_step);
   }
 };
 
@@ -102,7 +106,17 @@ struct PruneMsg {
   }
 };
 
-using Message = std::variant<HelloMsg, SetupMsg, ReadyMsg, AssignMsg, StepMsg, ResultMsg, StopMsg, PruneMsg>;
+struct CheckpointMsg {
+  std::int64_t number = -1;
+  std::int64_t step = -1;
+  template <class A>
+  void serialize(A& ar) {
+    ar(number, step);
+  }
+};
+
+using Message =
+    std::variant<HelloMsg, SetupMsg, ReadyMsg, AssignMsg, StepMsg, ResultMsg, StopMsg, PruneMsg, CheckpointMsg>;
 
 Tag TagOf(const Message& message);
 std::string Encode(const Message& message);

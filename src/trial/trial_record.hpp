@@ -52,11 +52,15 @@ struct TrialRecord {
   int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;      // the signal that ended it, 0 if none
   std::int64_t peak_rss_kb = 0;
-  int attempt = 1;                // 1 for a fresh trial, n+1 for a re-run of one that ran n times
-  std::int64_t retry_of = -1;     // the trial this one re-runs (a retry or an interrupted trial)
-  bool enqueued = false;          // its parameters came (partly) from the config's `enqueue:`
-  double sampler_ms = 0;          // time rank 0 spent choosing its parameters
-  std::int64_t last_step = -1;    // step of its last intermediate report, -1 if none
+  int attempt = 1;              // 1 for a fresh trial, n+1 for a re-run of one that ran n times
+  std::int64_t retry_of = -1;   // the trial this one re-runs (a retry or an interrupted trial)
+  bool enqueued = false;        // its parameters came (partly) from the config's `enqueue:`
+  double sampler_ms = 0;        // time rank 0 spent choosing its parameters
+  std::int64_t last_step = -1;  // step of its last intermediate report, -1 if none
+  // Checkpoints (docs/checkpoints.md): the last step whose checkpoint the trial declared, over all
+  // its attempts, and the step this attempt resumed from; -1 for none.
+  std::int64_t checkpoint_step = -1;
+  std::int64_t resumed_from = -1;
   std::string reason;             // why it ended as it did, for anything but COMPLETE
   std::string output_tail;        // the last lines of its stdout/stderr
   std::string attrs_json = "{}";  // user attributes, a JSON object
@@ -89,7 +93,7 @@ struct TrialRecord {
     ar(number, state, value, params, start_time, end_time, worker, host, gpu, exit_code, signal, peak_rss_kb, attempt,
        retry_of, enqueued, sampler_ms, last_step, reason, output_tail, attrs_json, gpu_mem_before_mb, gpu_mem_peak_mb,
        gpu_mem_after_mb, gpu_mem_foreign_mb, worker_free_time, cpu_seconds, gpu_seconds, energy_j, values, pareto,
-       violation);
+       violation, checkpoint_step, resumed_from);
   }
 };
 

@@ -8,10 +8,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <thread>
 #include <utility>
 
+#include "launch/checkpoints.hpp"
 #include "launch/spawn_launcher.hpp"
 #include "launch/trial_command.hpp"
 #include "worker/gpu_binding.hpp"
@@ -133,6 +135,8 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   spec.env["CLEANSWEEP_TRIAL"] = std::to_string(assign.number);
   spec.env["CLEANSWEEP_ATTEMPT"] = std::to_string(assign.attempt);
   spec.env["CLEANSWEEP_TRIAL_DIR"] = spec.trial_dir;
+  spec.env["CLEANSWEEP_CHECKPOINT_DIR"] = CheckpointDir(spec.trial_dir);
+  spec.env["CLEANSWEEP_RESUME_STEP"] = assign.resume_step >= 0 ? std::to_string(assign.resume_step) : "";
   spec.env["CLEANSWEEP_REPORT_FD"] = std::to_string(SpawnLauncher::kReportFd);
   spec.env["CLEANSWEEP_CONTROL_FD"] = std::to_string(SpawnLauncher::kControlFd);
   // One device, or none: a trial never sees a GPU that belongs to another worker.
@@ -231,7 +235,15 @@ Status Worker::RunTrial(const AssignMsg& assign) {
   }
   const bool telemetry = gpu_probe_ && !gpu_.empty();
   const std::optional<double> energy_before = telemetry ? GpuEnergy() : std::nullopt;
-  Result<std::unique_ptr<TrialProcess>> started = launcher_->Start(SpecFor(assign));
+  const LaunchSpec spec = SpecFor(assign);
+  const std::string checkpoints = CheckpointDir(spec.trial_dir);
+  if (assign.resume_step >= 0) {
+    // The trial goes on in its folder: the log of the attempt before stays beside the new one.
+    std::error_code ec;
+    std::filesystem::rename(spec.trial_dir + "/log.txt",
+                            spec.trial_dir + "/log.attempt-" + std::to_string(assign.attempt - 1) + ".txt", ec);
+  }
+  Result<std::unique_ptr<TrialProcess>> started = launcher_->Start(spec);
   double device_peak = std::isnan(record.gpu_mem_before_mb) ? 0 : record.gpu_mem_before_mb;
   auto next_sample = std::chrono::steady_clock::now();
   if (started.ok()) {
@@ -248,6 +260,11 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         next_sample = std::chrono::steady_clock::now() + kGpuSample;
       }
       for (const StepValue& s : steps) {
+        if (s.checkpoint) {
+          CS_RETURN_IF_ERROR(transport_->Send(0, CheckpointMsg{assign.number, s.step}));
+          if (config_->trial.checkpoint_keep == CheckpointKeep::kLast) DropCheckpoints(checkpoints, s.step);
+          continue;
+        }
         const double now = clock_->Now();
         CS_RETURN_IF_ERROR(transport_->Send(0, StepMsg{{assign.number, s.step, s.value, now, s.values}}));
       }
@@ -295,6 +312,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     record.peak_rss_kb = o.peak_rss_kb;
     record.cpu_seconds = o.cpu_seconds;
     record.last_step = o.last_step;
+    record.checkpoint_step = std::max(o.checkpoint_step, assign.resume_step);
     record.reason = o.reason;
     record.output_tail = o.output_tail;
     record.attrs_json = o.attrs_json;
@@ -326,6 +344,10 @@ Status Worker::RunTrial(const AssignMsg& assign) {
       record.reason = "interrupted: the job was sent " + std::string(StopSignalOf(o)) +
                       ", which reached the trial too (the batch system signals every process of a job)";
     }
+    // trial.checkpoint_keep: none keeps checkpoints only while the trial may go on from them.
+    if (config_->trial.checkpoint_keep == CheckpointKeep::kNone && record.state != TrialState::kInterrupted) {
+      DropCheckpoints(checkpoints, -1);
+    }
   } else {
     // Not the trial's doing, and the next trial would meet it too: the sweep stops (not a stream
     // of FAILs), the trial runs again when the study resumes.
@@ -335,6 +357,15 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     return SendResult(assign, std::move(record), started.status().message());
   }
   return SendResult(assign, std::move(record), "", reported_values);
+}
+
+void Worker::DropCheckpoints(const std::string& dir, std::int64_t keep) const {
+  std::string error;
+  RemoveCheckpointsBefore(dir, keep, &error);
+  if (!error.empty()) {
+    std::fprintf(stderr, "cleansweep: warning: rank %d on %s: %s\n", transport_->rank(), identity_.host.c_str(),
+                 error.c_str());
+  }
 }
 
 void Worker::Identify(const AssignMsg& assign, TrialRecord* record) const {

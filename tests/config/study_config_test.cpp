@@ -300,6 +300,12 @@ TEST(StudyConfig, ReliabilityOptionsHaveSafeDefaultsAndParse) {
   EXPECT_EQ(defaults->trial.retry_on, (std::set<TrialState>{TrialState::kCrash, TrialState::kTimeout}));
   EXPECT_EQ(defaults->trial.memory_limit_bytes, 0);
   EXPECT_EQ(defaults->trial.stop_grace, Millis(10'000));
+  EXPECT_EQ(defaults->trial.checkpoint_keep, CheckpointKeep::kLast);
+  for (const auto& [text, keep] : {std::pair{"all", CheckpointKeep::kAll}, std::pair{"none", CheckpointKeep::kNone}}) {
+    Result<StudyConfig> c = LoadConfigText(kGood, "c.yaml", {std::string("trial.checkpoint_keep=") + text});
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    EXPECT_EQ(c->trial.checkpoint_keep, keep);
+  }
   Result<StudyConfig> set = LoadConfigText(
       kGood, "c.yaml",
       {"trial.retries=3", "trial.retry_on=[oom_gpu, CRASH, fail]", "trial.memory_limit=1.5G", "trial.stop_grace=2m"});
@@ -316,6 +322,8 @@ TEST(StudyConfig, ReliabilityOptionsRefuseNonsense) {
   EXPECT_NE(ErrorOf(kGood, {"trial.retry_on=crash"}).find("expected a list of states"), std::string::npos);
   EXPECT_NE(ErrorOf(kGood, {"trial.memory_limit=8Q"}).find("not a memory size"), std::string::npos);
   EXPECT_NE(ErrorOf(kGood, {"trial.stop_grace=soon"}).find("trial.stop_grace"), std::string::npos);
+  EXPECT_NE(ErrorOf(kGood, {"trial.checkpoint_keep=first"}).find("trial.checkpoint_keep: expected last"),
+            std::string::npos);
 }
 
 }  // namespace

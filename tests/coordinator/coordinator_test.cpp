@@ -557,6 +557,54 @@ TEST(CoordinatorResume, KeepsFinishedTrialsRerunsCutOffOnesAndContinuesTheNumber
   EXPECT_EQ(rerun_of, (std::set<std::int64_t>{1, 2}));
 }
 
+// Issue 17: an interrupted trial that declared a checkpoint goes on from it under its own number
+// (a new attempt, the ended one kept in /attempts), its steps continuing without a repeat; one
+// without a checkpoint runs again from the start under a new number, as before.
+TEST(CoordinatorResume, AnInterruptedTrialWithACheckpointGoesOnFromItUnderItsNumber) {
+  StudyConfig config = Config("{name: r, n_trials: 3, direction: maximize}", "{kind: random, seed: 9}");
+  Sweep sweep(config, 2);
+  sweep.launcher().checkpoints = true;
+  std::vector<TrialRecord> prior = {Prior(0, TrialState::kComplete, 0.1), Prior(1, TrialState::kRunning, 0.2),
+                                    Prior(2, TrialState::kInterrupted, 0.3)};
+  prior[1].checkpoint_step = 2;  // killed with the job after declaring step 2 and reporting step 3
+  prior[1].last_step = 3;
+  std::vector<IntermediateValue> steps;
+  for (std::int64_t s = 0; s <= 3; ++s) steps.push_back({1, s, 0.1 * static_cast<double>(s), 1.0, {}});
+  for (const TrialRecord& r : prior) ASSERT_TRUE(sweep.store()->PutTrial(r).ok());
+  for (const IntermediateValue& v : steps) ASSERT_TRUE(sweep.store()->AppendIntermediate(v).ok());
+  sweep.prepare = [&](Coordinator& c) { c.Resume(prior, steps); };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_NE(sweep.progress_text.find("1 go on from their checkpoints"), std::string::npos) << sweep.progress_text;
+  const auto& trials = sweep.store()->trials();
+  ASSERT_EQ(trials.size(), 4u);  // 0, 1 continued, 2 interrupted, 3 its rerun from the start
+  const TrialRecord* continued = Find(trials, 1);
+  EXPECT_EQ(continued->state, TrialState::kComplete);
+  EXPECT_EQ(continued->attempt, 2);
+  EXPECT_EQ(continued->retry_of, -1);
+  EXPECT_EQ(continued->resumed_from, 2);
+  EXPECT_EQ(continued->params, prior[1].params);
+  EXPECT_GE(continued->checkpoint_step, 3);
+  EXPECT_EQ(sweep.launcher().resumed(), (std::map<std::int64_t, std::int64_t>{{1, 2}}));
+  ASSERT_EQ(sweep.store()->attempts().size(), 1u);
+  const TrialRecord& first = sweep.store()->attempts()[0];
+  EXPECT_EQ(first.number, 1);
+  EXPECT_EQ(first.attempt, 1);
+  EXPECT_EQ(first.state, TrialState::kInterrupted);
+  EXPECT_EQ(first.checkpoint_step, 2);
+  const TrialRecord* rerun = Find(trials, 3);
+  EXPECT_EQ(rerun->retry_of, 2);
+  EXPECT_EQ(rerun->resumed_from, -1);
+  // Trial 1's steps: 0-3 from before, then the new attempt's from 4 on; its step 3 again is not stored.
+  std::vector<std::int64_t> reported;
+  for (const IntermediateValue& v : sweep.store()->intermediate()) {
+    if (v.trial == 1) reported.push_back(v.step);
+  }
+  ASSERT_GE(reported.size(), 5u);
+  for (size_t i = 0; i < reported.size(); ++i) EXPECT_EQ(reported[i], static_cast<std::int64_t>(i));
+}
+
 // Issue 18: study.stop_when. No new trial starts once it is met; those running finish and are
 // recorded as usual, the study is complete (not interrupted), and the reason is in the store.
 TEST(CoordinatorStopWhen, ATargetReachedStartsNoNewTrialsAndLetsRunningOnesFinish) {

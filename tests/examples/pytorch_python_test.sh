@@ -50,4 +50,25 @@ assert child.returncode == 0, child.stdout
 assert lines == [{"step": 1, "value": lines[0]["value"]}], lines
 print("pruned after epoch 1, as told")
 PY
+# Checkpoints: cut off after epoch 1 and gone on from its checkpoint, it ends as an unbroken run.
+/usr/bin/python3 - "$src/examples/pytorch_python/train.py" "$work" << 'PY'
+import json, os, subprocess, sys
+def run(folder, epochs, resume=""):
+    report_r, report_w = os.pipe()
+    env = dict(os.environ, CLEANSWEEP_PARAMS=json.dumps({"epochs": epochs, "subset": 600}), CLEANSWEEP_TRIAL="0",
+               CLEANSWEEP_REPORT_FD=str(report_w), CLEANSWEEP_CHECKPOINT_DIR=os.path.join(folder, "checkpoints"),
+               CLEANSWEEP_RESUME_STEP=resume)
+    child = subprocess.run([sys.executable, sys.argv[1]], env=env, pass_fds=(report_w,), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=120)
+    os.close(report_w)
+    assert child.returncode == 0, child.stdout
+    return [json.loads(l) for l in os.fdopen(report_r).read().splitlines()]
+whole = run(os.path.join(sys.argv[2], "whole"), 2)
+run(os.path.join(sys.argv[2], "cut"), 1)
+rest = run(os.path.join(sys.argv[2], "cut"), 2, "1")
+assert [l["checkpoint"] for l in whole if "checkpoint" in l] == [1, 2], whole
+assert [l["step"] for l in rest if "step" in l] == [2], rest
+assert rest[-1]["value"] == whole[-1]["value"], (rest[-1], whole[-1])
+print("went on from epoch 1's checkpoint to the unbroken run's accuracy (%.4f)" % whole[-1]["value"])
+PY
 echo "PASS: pytorch_python"

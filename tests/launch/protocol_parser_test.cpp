@@ -36,6 +36,24 @@ TEST(ProtocolParser, OutOfMemoryNotice) {
   EXPECT_EQ(parser.oom_message(), "CUDA out of memory");
 }
 
+TEST(ProtocolParser, CheckpointDeclarationsFollowTheirLinesReports) {
+  ProtocolParser parser;
+  std::vector<StepValue> steps;
+  const std::string text =
+      "{\"step\": 3, \"value\": 0.5, \"checkpoint\": 3}\n{\"checkpoint\": 3}\n{\"checkpoint\": 7}\n";
+  parser.Feed(text.data(), text.size(), &steps);
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_FALSE(steps[0].checkpoint);  // the step's value first: it is stored before its checkpoint counts
+  EXPECT_EQ(steps[0].value, 0.5);
+  EXPECT_TRUE(steps[1].checkpoint);
+  EXPECT_EQ(steps[1].step, 3);
+  EXPECT_TRUE(steps[2].checkpoint);  // declaring the same step again is harmless
+  EXPECT_EQ(steps[3].step, 7);
+  EXPECT_EQ(parser.last_checkpoint(), 7);
+  EXPECT_EQ(parser.last_step(), 3);  // a declaration is not a report
+  EXPECT_FALSE(parser.error());
+}
+
 void ExpectError(const std::string& text, const std::string& expected) {
   ProtocolParser parser;
   std::vector<StepValue> steps;
@@ -57,6 +75,10 @@ TEST(ProtocolParser, MalformedLinesAreErrorsWithTheirLineNumber) {
   ExpectError("{\"step\": 1}\n", "an intermediate report needs a finite value");
   ExpectError("{\"attrs\": 3}\n", "attrs must be a JSON object");
   ExpectError("{\"oom\": \"disk\"}\n", "oom must be");
+  ExpectError("{\"checkpoint\": -2}\n", "checkpoint must be a whole number >= 0");
+  ExpectError("{\"checkpoint\": \"5\"}\n", "checkpoint must be a whole number >= 0");
+  ExpectError("{\"checkpoint\": 5}\n{\"checkpoint\": 4}\n",
+              "report line 2: checkpoint 4 comes after checkpoint 5: declared steps must not decrease");
   ExpectError(std::string(ProtocolParser::kMaxLineBytes + 10, 'x'), "without a newline");
 }
 

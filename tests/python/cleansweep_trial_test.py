@@ -59,6 +59,37 @@ class TrialHelperTest(unittest.TestCase):
         trial.report_out_of_memory("gpu", "CUDA out of memory")
         self.assertEqual(self.lines(), [{"oom": "gpu", "message": "CUDA out of memory"}])
 
+    def test_checkpoints_are_written_whole_then_declared(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as folder:
+            env = dict(self.env, CLEANSWEEP_CHECKPOINT_DIR=os.path.join(folder, "checkpoints"), CLEANSWEEP_RESUME_STEP="4")
+            trial = cs.Trial(env)
+            self.assertEqual(trial.resume_step(), 4)
+            path = trial.checkpoint_path(5, ".pt")
+            self.assertEqual(path, os.path.join(folder, "checkpoints", "step-5.pt"))  # the folder is made on use
+
+            def write(tmp):
+                self.assertNotEqual(tmp, path)  # never the final name while it is being written
+                with open(tmp, "w") as f:
+                    f.write("state")
+
+            trial.save_checkpoint(5, write, ".pt")
+            with open(path) as f:
+                self.assertEqual(f.read(), "state")
+
+            def broken(tmp):
+                with open(tmp, "w") as f:
+                    f.write("half")
+                raise RuntimeError("disk full")
+
+            with self.assertRaises(RuntimeError):
+                trial.save_checkpoint(6, broken, ".pt")
+            self.assertEqual(sorted(os.listdir(os.path.join(folder, "checkpoints"))), ["step-5.pt"])  # no torn step 6
+            trial.save_checkpoint(7)  # written by the trial itself: only declared
+            self.assertEqual(self.lines(), [{"checkpoint": 5}, {"checkpoint": 7}])
+        self.assertIsNone(cs.Trial({}).resume_step())  # a fresh trial
+        self.assertIsNone(cs.Trial({"CLEANSWEEP_RESUME_STEP": ""}).resume_step())
+
     def test_standalone_without_a_sweep(self):
         trial = cs.Trial({})
         self.assertFalse(trial.in_sweep)

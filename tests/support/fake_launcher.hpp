@@ -50,7 +50,17 @@ class FakeTrial : public TrialProcess {
       finished_ = true;
       return;
     }
-    steps->push_back({step_, FakeObjective(params_) * static_cast<double>(step_ + 1), {}});
+    StepValue report;
+    report.step = step_;
+    report.value = FakeObjective(params_) * static_cast<double>(step_ + 1);
+    steps->push_back(report);
+    if (checkpoints_) {  // declared after every step, as a trial that checkpoints each epoch does
+      StepValue declared;
+      declared.step = step_;
+      declared.checkpoint = true;
+      steps->push_back(declared);
+      outcome_.checkpoint_step = step_;
+    }
     outcome_.last_step = step_++;
     if (hang_ || --polls_left_ > 0) return;
     if (crash_) {
@@ -79,6 +89,12 @@ class FakeTrial : public TrialProcess {
     }
   }
   const TrialOutcome& Outcome() const override { return outcome_; }
+  // A trial that goes on from the checkpoint of `resume_step` (-1: from the start), and whether it
+  // declares a checkpoint after each step.
+  void Checkpointing(std::int64_t resume_step, bool declare) {
+    step_ = resume_step + 1;
+    checkpoints_ = declare;
+  }
 
  private:
   ParamSet params_;
@@ -90,6 +106,7 @@ class FakeTrial : public TrialProcess {
   std::int64_t number_;
   double seconds_;
   std::int64_t step_ = 0;
+  bool checkpoints_ = false;
   bool finished_ = false;
   std::optional<TrialState> stop_;
   std::string reason_;
@@ -113,8 +130,22 @@ class FakeLauncher : public Launcher {
     const bool crash = std::stoi(spec.env.at("CLEANSWEEP_ATTEMPT")) < crash_until_attempt;
     const std::int64_t number = std::stoll(spec.env.at("CLEANSWEEP_TRIAL"));
     const bool hang = hang_ || (hang_from >= 0 && number >= hang_from);
-    return std::unique_ptr<TrialProcess>(
-        std::make_unique<FakeTrial>(*params, polls, hang, crash, die_by_signal, &deaths, number, trial_seconds));
+    auto trial =
+        std::make_unique<FakeTrial>(*params, polls, hang, crash, die_by_signal, &deaths, number, trial_seconds);
+    const auto resume = spec.env.find("CLEANSWEEP_RESUME_STEP");
+    const bool resumes = resume != spec.env.end() && !resume->second.empty();
+    trial->Checkpointing(resumes ? std::stoll(resume->second) : -1, checkpoints);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (resumes) resumed_[number] = std::stoll(resume->second);
+    }
+    return std::unique_ptr<TrialProcess>(std::move(trial));
+  }
+
+  // Trials started from a checkpoint, and its step.
+  std::map<std::int64_t, std::int64_t> resumed() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return resumed_;
   }
 
   std::map<std::string, std::string> last_env() {
@@ -129,11 +160,13 @@ class FakeLauncher : public Launcher {
   std::atomic<int> deaths{0};   // trials that died of it so far
   double trial_seconds = 0.5;   // how long a completed trial says it ran (its start and end times)
   std::int64_t hang_from = -1;  // trials numbered this or higher run until stopped (-1: none)
+  bool checkpoints = false;     // trials declare a checkpoint after every step
 
  private:
   bool hang_;
   std::mutex mutex_;
   std::map<std::string, std::string> last_env_;
+  std::map<std::int64_t, std::int64_t> resumed_;
 };
 
 }  // namespace cleansweep::testing

@@ -31,6 +31,7 @@ class FaultyStore : public StudyStore {
     pending_values_.push_back(value);
     return deferred_ ? Status::Ok() : Flush();
   }
+  Status AppendAttempt(const TrialRecord&) override { return Status::Ok(); }
   void DeferFlush(bool defer) override { deferred_ = defer; }
   Status Flush() override {
     CS_RETURN_IF_ERROR(Count(Call::kFlush, "Flush"));

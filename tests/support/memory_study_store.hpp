@@ -25,6 +25,11 @@ class MemoryStudyStore : public StudyStore {
     return Status::Ok();
   }
 
+  Status AppendAttempt(const TrialRecord& attempt) override {
+    attempts_.push_back(attempt);
+    return Status::Ok();
+  }
+
   Status RecordStopReason(const std::string& reason) override {
     stop_reason_ = reason;
     return Status::Ok();
@@ -33,10 +38,12 @@ class MemoryStudyStore : public StudyStore {
   const std::vector<TrialRecord>& trials() const { return trials_; }  // one row per trial, in first-put order
   const std::string& stop_reason() const { return stop_reason_; }
   const std::vector<IntermediateValue>& intermediate() const { return intermediate_; }
+  const std::vector<TrialRecord>& attempts() const { return attempts_; }
 
  private:
   std::vector<TrialRecord> trials_;
   std::vector<IntermediateValue> intermediate_;
+  std::vector<TrialRecord> attempts_;
   std::map<std::int64_t, size_t> row_of_;  // trial number -> index in trials_
   std::string stop_reason_;
 };

@@ -27,6 +27,33 @@ set -e
 [ $c2 = 2 ] && grep -q "optimizer must be sgd, adam or adamw" err2.txt || fail "bad optimizer: $c2 $(cat err2.txt)"
 [ $c3 = 3 ] && grep -q "apt-get install dataset-fashion-mnist" err3.txt || fail "missing data: $c3 $(cat err3.txt)"
 
+# Checkpoints: in a sweep it saves one after every epoch and declares it; an attempt that goes on
+# from epoch 2's trains epoch 3 exactly as an unbroken run does (the generator state comes back too).
+in_sweep() {  # in_sweep DIR PARAMS [RESUME_STEP]: a trial run by hand, reports in DIR/reports.txt
+  mkdir -p "$1"
+  CLEANSWEEP_PARAMS=$2 CLEANSWEEP_TRIAL=0 CLEANSWEEP_TRIAL_DIR=$1 CLEANSWEEP_CHECKPOINT_DIR=$1/checkpoints \
+    CLEANSWEEP_RESUME_STEP=${3:-} CLEANSWEEP_REPORT_FD=3 \
+    "$bin/cleansweep-train-fashion" --subset 600 --val-size 500 --channels 8 > "$1/out.txt" 2>&1 3>> "$1/reports.txt" ||
+    fail "trial in $1 exited $?: $(tail -3 "$1/out.txt")"
+}
+in_sweep "$work/whole" '{"epochs": 3}'
+in_sweep "$work/cut" '{"epochs": 2}'
+in_sweep "$work/cut" '{"epochs": 3}' 2
+grep -q "going on from the checkpoint of epoch 2" "$work/cut/out.txt" || fail "no resume: $(cat "$work/cut/out.txt")"
+/usr/bin/python3 - "$work" <<'PY'
+import json, os, sys
+def lines(name):
+    return [json.loads(l) for l in open(os.path.join(sys.argv[1], name, "reports.txt"))]
+whole, cut = lines("whole"), lines("cut")
+assert [l["checkpoint"] for l in whole if "checkpoint" in l] == [1, 2, 3], whole
+step3 = lambda ls: [l["value"] for l in ls if l.get("step") == 3]
+assert [l.get("step") for l in cut if "step" in l] == [1, 2, 3], cut  # the second attempt reports epoch 3 only
+assert step3(cut) == step3(whole), (step3(cut), step3(whole))
+assert cut[-1]["value"] == whole[-1]["value"], (cut[-1], whole[-1])  # the final accuracy too
+assert os.path.exists(os.path.join(sys.argv[1], "cut", "checkpoints", "step-3.pt"))
+print("trainer checkpoints ok: epoch 3 after a resume = unbroken (%.4f)" % step3(whole)[0])
+PY
+
 # In a sweep: two trials, parameters from the sampler, one report per epoch.
 mpi=(mpirun --oversubscribe)
 [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)

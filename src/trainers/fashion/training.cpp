@@ -4,8 +4,11 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include "fashion/model.hpp"
@@ -56,6 +59,57 @@ double InferenceLatencyMs(ConvNet& model, const Split& split, torch::Device devi
   return ms[ms.size() / 2];
 }
 
+// Checkpoints (docs/checkpoints.md): after every epoch of a trial in a sweep, the model, the
+// optimiser, the CPU generator (the data order and dropout come from it) and the accuracy so far,
+// in CheckpointPath(epoch, ".pt"), written whole and then declared. A trial that goes on from one
+// trains the epochs after it as an unbroken run would (on the CPU, exactly: the generator state
+// is restored; on a GPU up to CUDA's own nondeterminism).
+void SaveCheckpoint(Trial& trial, int epoch, ConvNet& model, torch::optim::Optimizer& optimizer, double accuracy) {
+  torch::serialize::OutputArchive archive, model_part, optimizer_part;
+  model->save(model_part);
+  optimizer.save(optimizer_part);
+  archive.write("model", model_part);
+  archive.write("optimizer", optimizer_part);
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    archive.write("cpu_generator", generator.get_state());
+  }
+  archive.write("val_accuracy", torch::tensor(accuracy, torch::kFloat64));
+  const std::string path = trial.CheckpointPath(epoch, ".pt");
+  archive.save_to(path + ".tmp");
+  if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
+    throw std::runtime_error(path + ": cannot put the checkpoint in place");
+  }
+  trial.DeclareCheckpoint(epoch);
+}
+
+// Loads the checkpoint of `epoch` into the model and optimiser; returns its accuracy.
+double LoadCheckpoint(Trial& trial, std::int64_t epoch, ConvNet& model, torch::optim::Optimizer& optimizer,
+                      torch::Device device) {
+  const std::string path = trial.CheckpointPath(epoch, ".pt");
+  torch::serialize::InputArchive archive, model_part, optimizer_part;
+  try {
+    archive.load_from(path, device);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(path + ": cannot load the checkpoint this trial goes on from (" +
+                             std::string(e.what()).substr(0, std::string(e.what()).find('\n')) + ")");
+  }
+  archive.read("model", model_part);
+  archive.read("optimizer", optimizer_part);
+  model->load(model_part);
+  optimizer.load(optimizer_part);
+  torch::Tensor state, accuracy;
+  archive.read("cpu_generator", state);
+  archive.read("val_accuracy", accuracy);
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(state);
+  }
+  return accuracy.item<double>();
+}
+
 }  // namespace
 
 TrainResult Train(const TrainOptions& o, const Dataset& data, torch::Device device, Trial& trial) {
@@ -67,7 +121,13 @@ TrainResult Train(const TrainOptions& o, const Dataset& data, torch::Device devi
   TrainResult result;
   for (const torch::Tensor& p : model->parameters()) result.parameters += p.numel();
   const std::int64_t n = data.train.images.size(0);
-  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+  int first = 0;
+  if (const std::optional<std::int64_t> resume = trial.ResumeStep()) {
+    result.val_accuracy = LoadCheckpoint(trial, *resume, model, *optimizer, device);
+    first = result.epochs = static_cast<int>(*resume);
+    std::printf("going on from the checkpoint of epoch %d\n", first);
+  }
+  for (int epoch = first; epoch < o.epochs; ++epoch) {
     model->train();
     const torch::Tensor order = torch::randperm(n, torch::kInt64);
     double loss_sum = 0;
@@ -94,6 +154,8 @@ TrainResult Train(const TrainOptions& o, const Dataset& data, torch::Device devi
     std::fflush(stdout);
     result.epochs = epoch + 1;
     trial.Report(result.epochs, result.val_accuracy);  // step = epochs done, the pruners' resource
+    if (trial.InSweep() && !o.first_batch_only)
+      SaveCheckpoint(trial, result.epochs, model, *optimizer, result.val_accuracy);
     if (trial.ShouldPrune()) {
       std::printf("pruned by the sweep after epoch %d\n", result.epochs);
       result.pruned = true;

@@ -1,0 +1,25 @@
+// A trial's checkpoints on disk (docs/checkpoints.md): CLEANSWEEP_CHECKPOINT_DIR is the folder
+// `checkpoints` of its trial folder, and a checkpoint of step S is whatever the trial put there
+// named `step-S` or `step-S.<anything>` (a file `step-12.pt`, a folder `step-12/`). Other names are
+// the trial's own and are never touched.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace cleansweep {
+
+inline constexpr const char* kCheckpointFolder = "checkpoints";
+
+std::string CheckpointDir(const std::string& trial_dir);
+
+// The step an entry of the checkpoint folder belongs to, from its name; none for other names.
+std::optional<std::int64_t> CheckpointStepOf(const std::string& name);
+
+// Removes the checkpoints of `checkpoint_dir` older than step `keep` (all of them when `keep` is
+// negative). Returns how many entries went; what cannot be removed stays (a warning's business,
+// never the trial's outcome), described in `*error` when not null.
+int RemoveCheckpointsBefore(const std::string& checkpoint_dir, std::int64_t keep, std::string* error = nullptr);
+
+}  // namespace cleansweep

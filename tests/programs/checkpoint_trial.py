@@ -1,0 +1,44 @@
+"""A trial that checkpoints after every step, for tests/reliability/checkpoint_test.sh.
+
+Its state is a running sum (step * x at each step), carried from one attempt to the next only
+through its checkpoints, so a final value of x * steps * (steps + 1) / 2 proves that no step was
+lost or counted twice across the attempts. Every step it computes is appended to executed.txt in
+its trial folder, so the test can count the work that was done again.
+usage: checkpoint_trial.py WORK_DIR   (the argument only marks the process as the test's)
+"""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import cleansweep_trial as cs  # noqa: E402
+
+trial = cs.Trial()
+x = float(trial.params["x"])
+steps = int(trial.params["steps"])
+pause = float(trial.params["pause"])
+total, first = 0.0, 1
+if trial.resume_step() is not None:
+    with open(trial.checkpoint_path(trial.resume_step(), ".json")) as f:
+        state = json.load(f)
+    if state["step"] != trial.resume_step():
+        sys.exit("checkpoint of step %d holds step %d" % (trial.resume_step(), state["step"]))
+    total, first = state["total"], state["step"] + 1
+
+
+def writer(state):
+    def write(path):
+        with open(path, "w") as f:
+            json.dump(state, f)
+    return write
+
+
+for step in range(first, steps + 1):
+    time.sleep(pause)
+    total += x * step
+    with open(os.path.join(trial.dir, "executed.txt"), "a") as f:
+        f.write("%d %s\n" % (step, os.environ["CLEANSWEEP_ATTEMPT"]))
+    trial.report(step, total)
+    trial.save_checkpoint(step, writer({"step": step, "total": total}), ".json")
+trial.finish(total)

@@ -1,0 +1,132 @@
+#!/bin/bash
+# Trials that go on from their checkpoints (issue 17): `checkpoint_test.sh BIN_DIR SOURCE_DIR [KILLS]`.
+# A sweep of trials that checkpoint after every step (tests/programs/checkpoint_trial.py) is killed
+# with SIGKILL, the whole job at once, KILLS times (default 3) at random moments after a checkpoint,
+# then stopped gracefully (SIGUSR1), then resumed to the end. Checks: every trial COMPLETE under its
+# own number with the value only an unbroken chain of steps gives; each step in /intermediate once;
+# /attempts holds every earlier attempt and each attempt resumed from the checkpoint the one before
+# declared; the steps computed again are at most one per running trial and stop (the checkpoint
+# interval is one step); trial.checkpoint_keep: last left one checkpoint per trial.
+set -euo pipefail
+bin=$1 src=$2 kills=${3:-3}
+# shellcheck source=../support/mpi_env.sh
+source "$src/tests/support/mpi_env.sh"
+n_trials=8 steps=8 workers=2
+
+cat > ck.yaml <<YAML
+study: {name: ck, direction: maximize, n_trials: $n_trials, storage: $work/ck.h5}
+sampler: {kind: random, seed: 5}
+trial: {command: [$py, "$src/tests/programs/checkpoint_trial.py", "$work"], timeout: 60s, kill_grace: 500ms,
+        stop_grace: 200ms}
+space:
+  x: {type: float, low: 0.0, high: 1.0}
+  steps: $steps
+  pause: 0.12
+YAML
+
+job_pids() {  # mpirun and the ranks of this test's job
+  local p
+  for p in $(pgrep -f "$work/ck.yaml"); do
+    case "$(ps -o comm= -p "$p" 2> /dev/null)" in mpirun | cleansweep) echo "$p" ;; esac
+  done
+}
+wait_gone() {
+  for _ in $(seq 1 100); do
+    if [ -z "$(job_pids)" ] && ! pgrep -f "checkpoint_trial.py $work" > /dev/null; then return 0; fi
+    sleep 0.05
+  done
+  fail "processes left after $1: $(pgrep -af "$work" | tr '\n' ';')"
+}
+# Waits until a RUNNING row has declared a checkpoint past the one it resumed from (a kill then
+# has something to go on from), then a random moment more.
+wait_checkpoint() {
+  for _ in $(seq 1 300); do
+    if $py - "$work/ck.h5" 2> /dev/null <<'PY'; then break; fi
+import sys, h5py
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    t = f["trials"][:]
+sys.exit(0 if any(s == b"RUNNING" and c > max(r, 0) for s, c, r in zip(t["state"], t["checkpoint_step"], t["resumed_from"])) else 1)
+PY
+    sleep 0.05
+  done
+  sleep "$(awk -v s="$RANDOM" 'BEGIN {srand(s); printf "%.2f", 0.4 * rand()}')"
+}
+
+stops=0
+for i in $(seq 1 "$kills"); do
+  "${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" run "$work/ck.yaml" --resume --progress lines > "run$i.log" 2>&1 &
+  job=$!
+  wait_checkpoint
+  kill -0 $job 2> /dev/null || fail "run $i ended before its kill: $(tail -3 "run$i.log")"
+  # shellcheck disable=SC2046
+  kill -KILL $(job_pids) 2> /dev/null || true
+  wait $job 2> /dev/null || true
+  wait_gone "kill $i"
+  stops=$((stops + 1))
+done
+"${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" run "$work/ck.yaml" --resume --progress lines > graceful.log 2>&1 &
+job=$!
+wait_checkpoint
+kill -USR1 $job
+code=0
+wait $job || code=$?
+[ "$code" = 3 ] || fail "exit status $code after SIGUSR1, expected 3: $(tail -5 graceful.log)"
+stops=$((stops + 1))
+grep -q "go on from their checkpoints" graceful.log || fail "the resume after the kills did not say trials go on: $(grep resuming graceful.log)"
+"${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" resume "$work/ck.h5" --progress lines > final.log 2>&1 ||
+  fail "final resume exited $?: $(tail -5 final.log)"
+wait_gone "the end"
+
+SRC=$src $py - "$work/ck.h5" "$work/ck.trials" "$n_trials" "$steps" "$stops" "$workers" <<'PY'
+import glob, os, sys, h5py, pandas as pd
+path, trials_dir = sys.argv[1], sys.argv[2]
+n_trials, steps, stops, workers = (int(a) for a in sys.argv[3:])
+with h5py.File(path, "r", swmr=True) as f:
+    t = pd.DataFrame(f["trials"][:])
+    inter = pd.DataFrame(f["intermediate"][:])
+    attempts = pd.DataFrame(f["attempts"][:])
+t["state"] = t["state"].str.decode("utf-8")
+assert t["number"].is_unique
+done = t[t["state"] == "COMPLETE"]
+assert len(done) == n_trials and (t["state"].isin(["COMPLETE", "INTERRUPTED"])).all(), t[["number", "state"]]
+for _, r in done.iterrows():
+    expected = r["param_x"] * steps * (steps + 1) / 2
+    assert abs(r["value"] - expected) < 1e-9, "trial %d: %r, expected %r (a step lost or counted twice)" % (r["number"], r["value"], expected)
+    got = sorted(inter[inter["trial"] == r["number"]]["step"])
+    assert got == list(range(1, steps + 1)), "trial %d reported steps %s" % (r["number"], got)
+    assert r["checkpoint_step"] == steps and r["last_step"] == steps, r
+continued = done[done["attempt"] > 1]
+continued = continued[continued["retry_of"] < 0]
+assert len(continued) > 0, "no trial went on from a checkpoint: nothing was tested"
+for _, r in done.iterrows():
+    mine = attempts[attempts["trial"] == r["number"]].sort_values("attempt")
+    chain = [(a["attempt"], a["resumed_from"], a["checkpoint_step"]) for _, a in mine.iterrows()]
+    chain.append((r["attempt"], r["resumed_from"], r["checkpoint_step"]))
+    first = 1 if r["retry_of"] < 0 else int(t[t["number"] == r["retry_of"]]["attempt"].iloc[0]) + 1
+    assert [a for a, _, _ in chain] == list(range(first, r["attempt"] + 1)), "trial %d: attempts %s" % (r["number"], chain)
+    assert chain[0][1] == -1, "trial %d: its first attempt resumed from %d" % (r["number"], chain[0][1])
+    for before, after in zip(chain, chain[1:]):
+        assert after[1] == before[2] >= 0, "trial %d: attempt %d resumed from %d, the one before declared %d" % (r["number"], after[0], after[1], before[2])
+    kept = sorted(os.listdir(os.path.join(trials_dir, str(r["number"]), "checkpoints")))
+    assert kept == ["step-%d.json" % steps], "trial %d keeps %s (checkpoint_keep: last)" % (r["number"], kept)
+executed = sum(len(open(p).read().splitlines()) for p in glob.glob(os.path.join(trials_dir, "*", "executed.txt")))
+needed = n_trials * steps
+redone = executed - needed
+print("%d trials, %d went on from checkpoints (%d earlier attempts); executed %d steps for %d needed: %d redone over %d stops of %d workers"
+      % (len(done), len(continued), len(attempts), executed, needed, redone, stops, workers))
+assert 0 <= redone <= stops * workers, "more than one step per running trial and stop was computed again"
+
+# The pandas loader sees the same: the columns, and the earlier attempts.
+sys.path.insert(0, os.path.join(os.environ["SRC"], "python"))
+from cleansweep_study import load_study
+study = load_study(path)
+assert len(study.attempts) == len(attempts) and set(study.attempts["state"]) <= {"INTERRUPTED"}, study.attempts
+assert (study.trials.loc[continued["number"], "resumed_from"] >= 0).all()
+PY
+
+# A finished study drops its checkpoints; a running sweep's lock keeps `clean` out.
+"$bin/cleansweep" clean "$work/ck.h5" > clean.txt || fail "clean exited $?: $(cat clean.txt)"
+grep -q "^removed $n_trials checkpoints of $n_trials trials" clean.txt || fail "clean said: $(cat clean.txt)"
+left=$(find "$work/ck.trials" -path "*/checkpoints/*" | wc -l)
+[ "$left" = 0 ] || fail "$left checkpoint files left after clean"
+echo "PASS"
