@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "util/number_format.hpp"
 
@@ -334,6 +335,11 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   record.violation = config_.study.Violation(record);
   running_.erase(it);
   CS_RETURN_IF_ERROR(StageRow(record));  // durable (at CommitTurn) before anything depending on it leaves
+  // checkpoint_keep: none: a trial that ended for good needs none of its checkpoints once that is durable.
+  if (config_.trial.checkpoint_keep == CheckpointKeep::kNone && record.checkpoint_step >= 0 &&
+      record.state != TrialState::kInterrupted) {
+    pending_releases_.push_back({source, ReleaseMsg{record.number, std::numeric_limits<std::int64_t>::max()}});
+  }
   curves_[record.number].state = record.state;
   prune_sent_.erase(record.number);
   const auto before = failures_.find(record.number);  // a rerun's chain so far
@@ -369,10 +375,14 @@ Status Coordinator::RecordReport(int source, const IntermediateValue& v) {
   return transport_->Send(source, PruneMsg{v.trial, *reason});
 }
 
-Status Coordinator::RecordCheckpoint(const CheckpointMsg& checkpoint) {
+Status Coordinator::RecordCheckpoint(int source, const CheckpointMsg& checkpoint) {
   const auto run = running_.find(checkpoint.number);
   if (run == running_.end() || checkpoint.step < run->second.checkpoint_step) return Status::Ok();
   run->second.checkpoint_step = checkpoint.step;
+  // Older checkpoints go only once the row that names this one is durable (CommitTurn).
+  if (config_.trial.checkpoint_keep != CheckpointKeep::kAll) {
+    pending_releases_.push_back({source, ReleaseMsg{checkpoint.number, checkpoint.step}});
+  }
   return store_->PutTrial(run->second);  // the same RUNNING row, rewritten: durable with this turn
 }
 
@@ -380,7 +390,9 @@ Status Coordinator::Handle(const Envelope& envelope) {
   if (const auto* report = std::get_if<StepMsg>(&envelope.message)) {
     return RecordReport(envelope.source, report->value);
   }
-  if (const auto* checkpoint = std::get_if<CheckpointMsg>(&envelope.message)) return RecordCheckpoint(*checkpoint);
+  if (const auto* checkpoint = std::get_if<CheckpointMsg>(&envelope.message)) {
+    return RecordCheckpoint(envelope.source, *checkpoint);
+  }
   if (const auto* result = std::get_if<ResultMsg>(&envelope.message)) {
     CS_RETURN_IF_ERROR(RecordResult(envelope.source, result->record));
     if (result->worker_fault.empty() || !summary_.worker_fault.empty()) return Status::Ok();
@@ -433,6 +445,13 @@ Status Coordinator::CommitTurn() {
     sent = transport_->Send(a.rank, a.message).WithContext("cannot hand a trial to rank " + std::to_string(a.rank));
     if (!sent.ok()) break;
     ++workers_[static_cast<size_t>(a.rank)].handed_out;
+  }
+  std::vector<std::pair<int, ReleaseMsg>> releases = std::move(pending_releases_);
+  pending_releases_.clear();
+  for (const auto& [rank, release] : releases) {
+    if (!sent.ok()) break;
+    sent = transport_->Send(rank, release)
+               .WithContext("cannot tell rank " + std::to_string(rank) + " which checkpoints may go");
   }
   for (const PendingProgress& p : pending_progress_) {
     progress_->TrialFinished(p.record, p.state);

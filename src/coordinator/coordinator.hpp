@@ -113,7 +113,7 @@ class Coordinator {
   Status RecordReport(int source, const IntermediateValue& value);
   // The running trial declared a checkpoint: its RUNNING row says so at once, so that a job killed
   // from now on continues it from there.
-  Status RecordCheckpoint(const CheckpointMsg& checkpoint);
+  Status RecordCheckpoint(int source, const CheckpointMsg& checkpoint);
   // The row a trial that goes on from its checkpoint starts its next attempt with.
   TrialRecord ContinuationOf(const TrialRecord& interrupted, int attempt);
   // Sends `stop` to every worker, also past one that cannot be reached; the first failure.
@@ -176,6 +176,8 @@ class Coordinator {
     std::string message;  // a retry notice, or empty
   };
   std::vector<PendingAssign> pending_assigns_;
+  // Checkpoints the turn's flush makes safe to remove (trial.checkpoint_keep), by worker rank.
+  std::vector<std::pair<int, ReleaseMsg>> pending_releases_;
   std::vector<PendingProgress> pending_progress_;
   std::int64_t uncommitted_rows_ = 0;
 };

@@ -47,6 +47,8 @@ const char* TagName(Tag tag) {
       return "prune";
     case Tag::kCheckpoint:
       return "checkpoint";
+    case Tag::kRelease:
+      return "release";
   }
   return "?";
 }
@@ -82,6 +84,8 @@ Result<Message> Decode(int tag, const std::string& payload) {
       return DecodeAs<PruneMsg>(payload);
     case Tag::kCheckpoint:
       return DecodeAs<CheckpointMsg>(payload);
+    case Tag::kRelease:
+      return DecodeAs<ReleaseMsg>(payload);
   }
   return Status::RuntimeError("message with unknown tag " + std::to_string(tag));
 }

@@ -19,6 +19,7 @@ enum class Tag : int {
   kStop,        // coordinator -> worker: interrupt any trial, then exit
   kPrune,       // coordinator -> worker: the running trial is pruned
   kCheckpoint,  // worker -> coordinator: the running trial declared a checkpoint
+  kRelease,     // coordinator -> worker: a trial's older checkpoints may go (the newer one is durable)
 };
 
 const char* TagName(Tag tag);
@@ -115,8 +116,20 @@ struct CheckpointMsg {
   }
 };
 
-using Message =
-    std::variant<HelloMsg, SetupMsg, ReadyMsg, AssignMsg, StepMsg, ResultMsg, StopMsg, PruneMsg, CheckpointMsg>;
+// Sent once the study file holds what makes them useless: a trial's checkpoints of steps before
+// `before` may be removed (trial.checkpoint_keep). Never earlier: a job killed in between would go
+// on from a checkpoint that is gone.
+struct ReleaseMsg {
+  std::int64_t number = -1;
+  std::int64_t before = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(number, before);
+  }
+};
+
+using Message = std::variant<HelloMsg, SetupMsg, ReadyMsg, AssignMsg, StepMsg, ResultMsg, StopMsg, PruneMsg,
+                             CheckpointMsg, ReleaseMsg>;
 
 Tag TagOf(const Message& message);
 std::string Encode(const Message& message);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -236,7 +237,6 @@ Status Worker::RunTrial(const AssignMsg& assign) {
   const bool telemetry = gpu_probe_ && !gpu_.empty();
   const std::optional<double> energy_before = telemetry ? GpuEnergy() : std::nullopt;
   const LaunchSpec spec = SpecFor(assign);
-  const std::string checkpoints = CheckpointDir(spec.trial_dir);
   if (assign.resume_step >= 0) {
     // The trial goes on in its folder: the log of the attempt before stays beside the new one.
     std::error_code ec;
@@ -260,9 +260,8 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         next_sample = std::chrono::steady_clock::now() + kGpuSample;
       }
       for (const StepValue& s : steps) {
-        if (s.checkpoint) {
+        if (s.checkpoint) {  // older checkpoints go when rank 0 says the study file names this one
           CS_RETURN_IF_ERROR(transport_->Send(0, CheckpointMsg{assign.number, s.step}));
-          if (config_->trial.checkpoint_keep == CheckpointKeep::kLast) DropCheckpoints(checkpoints, s.step);
           continue;
         }
         const double now = clock_->Now();
@@ -300,6 +299,8 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         }
       } else if (const auto* prune = std::get_if<PruneMsg>(&(*got)->message); prune && prune->number == assign.number) {
         trial.RequestPrune(prune->reason, config_->trial.prune_grace);
+      } else if (const auto* release = std::get_if<ReleaseMsg>(&(*got)->message)) {
+        Release(*release);  // this trial's, or one that ended before it
       }
     }
     const TrialOutcome& o = trial.Outcome();
@@ -344,10 +345,6 @@ Status Worker::RunTrial(const AssignMsg& assign) {
       record.reason = "interrupted: the job was sent " + std::string(StopSignalOf(o)) +
                       ", which reached the trial too (the batch system signals every process of a job)";
     }
-    // trial.checkpoint_keep: none keeps checkpoints only while the trial may go on from them.
-    if (config_->trial.checkpoint_keep == CheckpointKeep::kNone && record.state != TrialState::kInterrupted) {
-      DropCheckpoints(checkpoints, -1);
-    }
   } else {
     // Not the trial's doing, and the next trial would meet it too: the sweep stops (not a stream
     // of FAILs), the trial runs again when the study resumes.
@@ -359,9 +356,12 @@ Status Worker::RunTrial(const AssignMsg& assign) {
   return SendResult(assign, std::move(record), "", reported_values);
 }
 
-void Worker::DropCheckpoints(const std::string& dir, std::int64_t keep) const {
+void Worker::Release(const ReleaseMsg& release) const {
+  const std::string dir = CheckpointDir(trials_root_ + "/" + std::to_string(release.number));
   std::string error;
-  RemoveCheckpointsBefore(dir, keep, &error);
+  // "Before the largest step" is every checkpoint: RemoveCheckpointsBefore takes -1 for that.
+  RemoveCheckpointsBefore(dir, release.before == std::numeric_limits<std::int64_t>::max() ? -1 : release.before,
+                          &error);
   if (!error.empty()) {
     std::fprintf(stderr, "cleansweep: warning: rank %d on %s: %s\n", transport_->rank(), identity_.host.c_str(),
                  error.c_str());
@@ -423,6 +423,8 @@ Status Worker::Run() {
     } else if (const auto* stop = std::get_if<StopMsg>(&*message)) {
       stop_ = true;
       stop_reason_ = stop->reason;
+    } else if (const auto* release = std::get_if<ReleaseMsg>(&*message)) {
+      Release(*release);  // the trial that just ended, now that its result is durable
     }
   }
   return ReportQueuedNotStarted();

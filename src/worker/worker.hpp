@@ -57,8 +57,8 @@ class Worker {
  private:
   Status SetUp(const SetupMsg& setup);
   Status RunTrial(const AssignMsg& assign);
-  // Removes the checkpoints of `dir` older than step `keep` (all for -1); a failure is a warning.
-  void DropCheckpoints(const std::string& dir, std::int64_t keep) const;
+  // Removes the checkpoints rank 0 released (trial.checkpoint_keep); a failure is a warning.
+  void Release(const ReleaseMsg& release) const;
   void Identify(const AssignMsg& assign, TrialRecord* record) const;  // the trial's number, parameters, worker
   // Adds who ran it and sends it to rank 0; `worker_fault`: why this worker cannot start trials.
   // `reported_values`: the trial's final values, filled into a multi-metric study's record.

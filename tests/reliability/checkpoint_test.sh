@@ -2,7 +2,7 @@
 # Trials that go on from their checkpoints (issue 17): `checkpoint_test.sh BIN_DIR SOURCE_DIR [KILLS]`.
 # A sweep of trials that checkpoint after every step (tests/programs/checkpoint_trial.py) is killed
 # with SIGKILL, the whole job at once, KILLS times (default 3) at random moments after a checkpoint,
-# then stopped gracefully (SIGUSR1), then resumed to the end. Checks: every trial COMPLETE under its
+# then stopped gracefully (SIGUSR1), then resumed to the end in runs of a 2 s time budget each. Checks: every trial COMPLETE under its
 # own number with the value only an unbroken chain of steps gives; each step in /intermediate once;
 # /attempts holds every earlier attempt and each attempt resumed from the checkpoint the one before
 # declared; the steps computed again are at most one per running trial and stop (the checkpoint
@@ -72,10 +72,26 @@ code=0
 wait $job || code=$?
 [ "$code" = 3 ] || fail "exit status $code after SIGUSR1, expected 3: $(tail -5 graceful.log)"
 stops=$((stops + 1))
-grep -q "go on from their checkpoints" graceful.log || fail "the resume after the kills did not say trials go on: $(grep resuming graceful.log)"
-"${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" resume "$work/ck.h5" --progress lines > final.log 2>&1 ||
-  fail "final resume exited $?: $(tail -5 final.log)"
-wait_gone "the end"
+complete() {
+  $py - "$work/ck.h5" "$n_trials" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    sys.exit(0 if sum(s == b"COMPLETE" for s in f["trials"]["state"]) >= int(sys.argv[2]) else 1)
+PY
+}
+budgeted=0
+until complete; do  # study.time_budget ends each run: its trials are INTERRUPTED and go on in the next
+  [ $budgeted -lt 20 ] || fail "20 runs of 2 s did not finish the study: $(grep -h resuming budget*.log)"
+  budgeted=$((budgeted + 1))
+  "${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" run "$work/ck.yaml" --resume --set study.time_budget=2s \
+    --progress lines > "budget$budgeted.log" 2>&1 || fail "budgeted run $budgeted exited $?: $(tail -5 "budget$budgeted.log")"
+  wait_gone "budgeted run $budgeted"
+done
+[ $budgeted -ge 2 ] || fail "the time budget never cut a run short: nothing was tested"
+grep -q "go on from their checkpoints" run*.log graceful.log budget*.log ||
+  fail "no resume said trials go on from their checkpoints: $(grep -h resuming run*.log graceful.log budget*.log)"
+grep -q "time budget of 2.0s reached" budget1.log || fail "no budget message: $(cat budget1.log)"
+stops=$((stops + budgeted - 1))  # the last run ended by itself
 
 SRC=$src $py - "$work/ck.h5" "$work/ck.trials" "$n_trials" "$steps" "$stops" "$workers" <<'PY'
 import glob, os, sys, h5py, pandas as pd

@@ -2,6 +2,7 @@
 # from it, the mpirun command line for this machine, and fail().
 work=$(mktemp -d)
 cleanup() {
+  [ -n "${KEEP_WORK:-}" ] && { echo "kept $work"; return; }
   pkill -KILL -f "$work/" 2> /dev/null || true  # whatever a failed check left running
   rm -rf "$work"
 }
