@@ -61,7 +61,8 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
   for (const std::string& name : attr_names) out << "," << CsvCell("attr_" + name);
   out << ",datetime_start,datetime_end,duration,worker,host,gpu,exit_code,signal,peak_rss_kb,attempt,"
          "retry_of,enqueued,sampler_ms,last_step,gpu_mem_before_mb,gpu_mem_peak_mb,gpu_mem_after_mb,gpu_mem_foreign_mb,"
-         "datetime_worker_free,cpu_seconds,gpu_seconds,energy_j,violation,reason,output_tail\n";
+         "datetime_worker_free,cpu_seconds,gpu_seconds,energy_j,violation,checkpoint_step,resumed_from,reason,"
+         "output_tail\n";
   for (const TrialRecord& r : study.trials) {
     out << r.number << "," << TrialStateName(r.state) << "," << (r.value ? Number(*r.value) : "");
     if (options.multi_objective()) {
@@ -82,8 +83,8 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
         << Number(r.sampler_ms) << "," << r.last_step << "," << Known(r.gpu_mem_before_mb) << ","
         << Known(r.gpu_mem_peak_mb) << "," << Known(r.gpu_mem_after_mb) << "," << Known(r.gpu_mem_foreign_mb) << ","
         << Known(r.worker_free_time) << "," << Known(r.cpu_seconds) << "," << Known(r.gpu_seconds) << ","
-        << Known(r.energy_j) << "," << Known(r.violation) << "," << CsvCell(r.reason) << "," << CsvCell(r.output_tail)
-        << "\n";
+        << Known(r.energy_j) << "," << Known(r.violation) << "," << r.checkpoint_step << "," << r.resumed_from << ","
+        << CsvCell(r.reason) << "," << CsvCell(r.output_tail) << "\n";
   }
 }
 
@@ -137,6 +138,8 @@ void WriteJson(const StudyData& study, std::ostream& out) {
                       {"gpu_seconds", KnownJson(r.gpu_seconds)},
                       {"energy_j", KnownJson(r.energy_j)},
                       {"violation", KnownJson(r.violation)},
+                      {"checkpoint_step", r.checkpoint_step},
+                      {"resumed_from", r.resumed_from},
                       {"reason", r.reason},
                       {"output_tail", r.output_tail}});
     if (several) {
@@ -155,6 +158,28 @@ void WriteJson(const StudyData& study, std::ostream& out) {
     }
   }
   doc["intermediate"] = std::move(intermediate);
+  Json attempts = Json::array();  // earlier attempts of trials that went on from a checkpoint
+  for (const TrialRecord& a : study.attempts) {
+    attempts.push_back({{"trial", a.number},
+                        {"attempt", a.attempt},
+                        {"state", TrialStateName(a.state)},
+                        {"resumed_from", a.resumed_from},
+                        {"checkpoint_step", a.checkpoint_step},
+                        {"last_step", a.last_step},
+                        {"datetime_start", a.start_time},
+                        {"datetime_end", a.end_time},
+                        {"worker", a.worker},
+                        {"host", a.host},
+                        {"gpu", a.gpu},
+                        {"exit_code", a.exit_code},
+                        {"signal", a.signal},
+                        {"peak_rss_kb", a.peak_rss_kb},
+                        {"cpu_seconds", KnownJson(a.cpu_seconds)},
+                        {"gpu_seconds", KnownJson(a.gpu_seconds)},
+                        {"energy_j", KnownJson(a.energy_j)},
+                        {"reason", a.reason}});
+  }
+  doc["attempts"] = std::move(attempts);
   // Trials' output and reasons are bytes, not always UTF-8: invalid bytes become U+FFFD.
   out << doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
 }

@@ -67,6 +67,9 @@ done
 "${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" run "$work/ck.yaml" --resume --progress lines > graceful.log 2>&1 &
 job=$!
 wait_checkpoint
+code=0
+"$bin/cleansweep" clean "$work/ck.h5" > busy.txt 2>&1 || code=$?
+[ "$code" = 2 ] && grep -q "in use by cleansweep" busy.txt || fail "clean while a sweep runs: status $code, $(cat busy.txt)"
 kill -USR1 $job
 code=0
 wait $job || code=$?

@@ -26,8 +26,18 @@ StudyData Study() {
   b.state = TrialState::kFail;
   b.params = {{"opt", std::string("adam")}};
   b.reason = "exited with status 3";
+  a.attempt = 2;  // went on from its checkpoint of step 4 after an interruption
+  a.resumed_from = 4;
+  a.checkpoint_step = 9;
+  TrialRecord first = a;
+  first.attempt = 1;
+  first.state = TrialState::kInterrupted;
+  first.resumed_from = -1;
+  first.checkpoint_step = 4;
+  first.reason = "interrupted: the study's time budget was reached";
   study.trials = {a, b};
   study.intermediate = {{0, 1, 0.4, 10.0, {}}};
+  study.attempts = {first};
   return study;
 }
 
@@ -41,7 +51,7 @@ TEST(Export, CsvHasTheDocumentedColumnsAndQuoting) {
             "number,state,value,param_opt,param_m,attr_note,attr_size,datetime_start,datetime_end,duration,worker,"
             "host,gpu,exit_code,signal,peak_rss_kb,attempt,retry_of,enqueued,sampler_ms,last_step,gpu_mem_before_mb,"
             "gpu_mem_peak_mb,gpu_mem_after_mb,gpu_mem_foreign_mb,datetime_worker_free,cpu_seconds,gpu_seconds,energy_j,"
-            "violation,reason,output_tail");
+            "violation,checkpoint_step,resumed_from,reason,output_tail");
   std::getline(lines, row0);
   EXPECT_EQ(row0.rfind("0,COMPLETE,0.5,sgd,0.25,\"has, comma\",3,", 0), 0u) << row0;
   std::getline(lines, row0_cont);  // the quoted output tail spans two lines
@@ -49,7 +59,7 @@ TEST(Export, CsvHasTheDocumentedColumnsAndQuoting) {
   std::getline(lines, row1);
   EXPECT_EQ(row1.rfind("1,FAIL,,adam,,,,", 0), 0u) << row1;
   EXPECT_NE(row1.find("exited with status 3"), std::string::npos);
-  EXPECT_NE(row1.find(",-1,,,,,,,,,,exited with status 3"), std::string::npos)
+  EXPECT_NE(row1.find(",-1,,,,,,,,,,-1,-1,exited with status 3"), std::string::npos)
       << "unknown GPU memory, worker-free time, cost and violation are empty: " << row1;
 }
 
@@ -65,6 +75,13 @@ TEST(Export, JsonCarriesParamsAttrsAndIntermediateValues) {
   EXPECT_TRUE(doc["trials"][1]["gpu_mem_peak_mb"].is_null());
   EXPECT_FALSE(doc["trials"][1]["params"].contains("m"));
   EXPECT_EQ(doc["intermediate"][0]["step"], 1);
+  EXPECT_EQ(doc["trials"][0]["resumed_from"], 4);
+  EXPECT_EQ(doc["trials"][0]["checkpoint_step"], 9);
+  ASSERT_EQ(doc["attempts"].size(), 1u);
+  EXPECT_EQ(doc["attempts"][0]["trial"], 0);
+  EXPECT_EQ(doc["attempts"][0]["state"], "INTERRUPTED");
+  EXPECT_EQ(doc["attempts"][0]["checkpoint_step"], 4);
+  EXPECT_TRUE(doc["attempts"][0]["cpu_seconds"].is_null());
 }
 
 // Issue 15: `export --format json` aborted (json::type_error) on a tail, reason or host that was

@@ -62,6 +62,8 @@ TrialRecord Record(std::int64_t number, bool sgd) {
   r.reason = sgd ? "" : "out of GPU memory";
   r.output_tail = "last line\n";
   r.attrs_json = R"({"n_params":1000})";
+  r.checkpoint_step = number % 5 == 0 ? -1 : number % 7;
+  r.resumed_from = number % 5 == 0 ? -1 : number % 3;
   return r;
 }
 
@@ -76,6 +78,13 @@ TEST(StudyFile, WritesAndReadsBackEveryField) {
       ASSERT_TRUE((*file)->PutTrial(Record(i, i % 3 != 0)).ok());
       ASSERT_TRUE((*file)->AppendIntermediate({i, 0, 0.25, 1000.0, {}}).ok());
     }
+    TrialRecord earlier = Record(7, true);  // trial 7's first attempt, cut off after step 3's checkpoint
+    earlier.state = TrialState::kInterrupted;
+    earlier.attempt = 1;
+    earlier.checkpoint_step = 3;
+    earlier.cpu_seconds = 12.5;
+    earlier.reason = std::string(300, 'r');  // wider than the fixed 256 bytes: cut, not spilled
+    ASSERT_TRUE((*file)->AppendAttempt(earlier).ok());
   }
   Result<StudyData> study = ReadStudyFile(path);
   ASSERT_TRUE(study.ok()) << study.status().message();
@@ -106,7 +115,19 @@ TEST(StudyFile, WritesAndReadsBackEveryField) {
     EXPECT_EQ(got.reason, expected.reason);
     EXPECT_EQ(got.output_tail, "last line\n");
     EXPECT_EQ(got.attrs_json, expected.attrs_json);
+    EXPECT_EQ(got.checkpoint_step, expected.checkpoint_step);
+    EXPECT_EQ(got.resumed_from, expected.resumed_from);
   }
+  ASSERT_EQ(study->attempts.size(), 1u);
+  const TrialRecord& attempt = study->attempts[0];
+  EXPECT_EQ(attempt.number, 7);
+  EXPECT_EQ(attempt.attempt, 1);
+  EXPECT_EQ(attempt.state, TrialState::kInterrupted);
+  EXPECT_EQ(attempt.checkpoint_step, 3);
+  EXPECT_EQ(attempt.resumed_from, Record(7, true).resumed_from);
+  EXPECT_EQ(attempt.host, "node1");
+  EXPECT_EQ(attempt.cpu_seconds, 12.5);
+  EXPECT_EQ(attempt.reason, std::string(256, 'r'));
   EXPECT_EQ(study->intermediate[149].trial, 149);
   EXPECT_EQ(study->intermediate[149].value, 0.25);
 }
@@ -290,6 +311,39 @@ TEST(StudyFile, ASecondWriterIsRefusedWithTheHolderNamed) {
         << second.status().message();
   }
   EXPECT_TRUE((*first)->PutTrial(Record(0, true)).ok());  // the first one is undisturbed
+}
+
+// Issue 17: a file from before checkpoints has no /attempts; it reads as none, and a resume gives
+// it the table (opening it plainly for that moment) and goes on.
+TEST(StudyFile, AFileWithoutAttemptsGainsTheTableOnResume) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  {
+    Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(path, Config(path));
+    ASSERT_TRUE(file.ok());
+    ASSERT_TRUE((*file)->PutTrial(Record(0, true)).ok());
+  }
+  {
+    h5::Handle f(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    ASSERT_TRUE(f.valid());
+    ASSERT_GE(H5Ldelete(f.get(), "attempts", H5P_DEFAULT), 0);
+  }
+  Result<StudyData> before = ReadStudyFile(path);
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  EXPECT_TRUE(before->attempts.empty());
+  {
+    Result<std::unique_ptr<StudyFile>> file = StudyFile::Reopen(path, Config(path));
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    TrialRecord earlier = Record(0, true);
+    earlier.state = TrialState::kInterrupted;
+    ASSERT_TRUE((*file)->AppendAttempt(earlier).ok());
+    ASSERT_TRUE((*file)->PutTrial(Record(1, true)).ok());
+  }
+  Result<StudyData> after = ReadStudyFile(path);
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  ASSERT_EQ(after->attempts.size(), 1u);
+  EXPECT_EQ(after->attempts[0].state, TrialState::kInterrupted);
+  EXPECT_EQ(after->trials.size(), 2u);
 }
 
 TEST(StudyFile, ReopenRefusesAnotherSchemaVersion) {
