@@ -6,7 +6,8 @@
 # with trials that declare none (each interrupted trial then starts again from step 1). Every
 # trial appends each step it computes to executed.txt in its folder; the table compares the steps
 # executed with the steps the finished study needed. The check: with checkpoints, at most one step
-# redone per running trial and kill (the checkpoint interval).
+# redone per running trial and kill (the checkpoint interval), and, in both, every finished trial has
+# each of its steps once in /intermediate.
 #   bench/run_preemption_bench.sh [KILLS] [TRIALS] [STEPS]     (defaults 8, 8, 20: about 1 minute)
 set -euo pipefail
 kills=${1:-8} trials=${2:-8} steps=${3:-20} workers=2
@@ -56,7 +57,12 @@ path, folder, name = sys.argv[1:4]
 trials, steps, kills, workers = (int(a) for a in sys.argv[4:8])
 with h5py.File(path, "r", swmr=True) as f:
     t = f["trials"][:]
-assert (t["state"] == b"COMPLETE").sum() == trials, "the study did not finish"
+    inter = f["intermediate"][:]
+done = t[t["state"] == b"COMPLETE"]
+assert len(done) == trials, "the study did not finish"
+for n in done["number"]:  # no finished trial lost a step or has one twice
+    got = sorted(inter["step"][inter["trial"] == n])
+    assert got == list(range(1, steps + 1)), "trial %d reported steps %s" % (n, got)
 executed = sum(len(open(p).read().splitlines()) for p in glob.glob(os.path.join(folder, "*", "executed.txt")))
 needed = trials * steps
 redone = executed - needed
