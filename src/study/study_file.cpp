@@ -542,12 +542,7 @@ Status StudyFile::PutTrial(const TrialRecord& r) {
   row.Set("datetime_start", r.start_time);
   row.Set("datetime_end", r.end_time);
   row.Set("duration", r.state == TrialState::kRunning ? kNaN : r.duration());
-  row.Set("worker", std::int64_t{r.worker});
-  row.Set("host", r.host);
-  row.Set("gpu", r.gpu);
-  row.Set("exit_code", std::int64_t{r.exit_code});
-  row.Set("signal", std::int64_t{r.signal});
-  row.Set("peak_rss_kb", r.peak_rss_kb);
+  SetPlaceColumns(r, &row);
   row.Set("attempt", std::int64_t{r.attempt});
   row.Set("retry_of", r.retry_of);
   row.Set("enqueued", std::int64_t{r.enqueued ? 1 : 0});
@@ -601,12 +596,7 @@ Status StudyFile::AppendAttempt(const TrialRecord& r) {
   row.Set("last_step", r.last_step);
   row.Set("datetime_start", r.start_time);
   row.Set("datetime_end", r.end_time);
-  row.Set("worker", std::int64_t{r.worker});
-  row.Set("host", r.host);
-  row.Set("gpu", r.gpu);
-  row.Set("exit_code", std::int64_t{r.exit_code});
-  row.Set("signal", std::int64_t{r.signal});
-  row.Set("peak_rss_kb", r.peak_rss_kb);
+  SetPlaceColumns(r, &row);
   row.Set("cpu_seconds", r.cpu_seconds);
   row.Set("gpu_seconds", r.gpu_seconds);
   row.Set("energy_j", r.energy_j);

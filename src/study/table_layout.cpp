@@ -38,6 +38,24 @@ bool IsNumber(const ParamValue& v) { return IsInt(v) || std::holds_alternative<d
 
 }  // namespace
 
+void AddPlaceColumns(RowLayout* layout) {
+  layout->Add("worker", ColumnType::kInt32);
+  layout->Add("host", ColumnType::kString, kHostLength);
+  layout->Add("gpu", ColumnType::kString, kGpuLength);
+  layout->Add("exit_code", ColumnType::kInt32);
+  layout->Add("signal", ColumnType::kInt32);
+  layout->Add("peak_rss_kb", ColumnType::kInt64);
+}
+
+void SetPlaceColumns(const TrialRecord& r, RowBuffer* row) {
+  row->Set("worker", std::int64_t{r.worker});
+  row->Set("host", r.host);
+  row->Set("gpu", r.gpu);
+  row->Set("exit_code", std::int64_t{r.exit_code});
+  row->Set("signal", std::int64_t{r.signal});
+  row->Set("peak_rss_kb", r.peak_rss_kb);
+}
+
 void RowLayout::Add(const std::string& name, ColumnType type, size_t length) {
   const bool fixed = type == ColumnType::kString && length > 0;
   const size_t align = fixed ? 1 : SizeOf(type);
@@ -140,12 +158,7 @@ RowLayout TrialsLayout(const SearchSpace& space, const StudyOptions& study, cons
   layout.Add("datetime_start", ColumnType::kFloat64);
   layout.Add("datetime_end", ColumnType::kFloat64);
   layout.Add("duration", ColumnType::kFloat64);
-  layout.Add("worker", ColumnType::kInt32);
-  layout.Add("host", ColumnType::kString, kHostLength);
-  layout.Add("gpu", ColumnType::kString, kGpuLength);
-  layout.Add("exit_code", ColumnType::kInt32);
-  layout.Add("signal", ColumnType::kInt32);
-  layout.Add("peak_rss_kb", ColumnType::kInt64);
+  AddPlaceColumns(&layout);
   layout.Add("attempt", ColumnType::kInt32);
   layout.Add("retry_of", ColumnType::kInt64);
   layout.Add("enqueued", ColumnType::kInt32);
@@ -199,12 +212,7 @@ RowLayout AttemptsLayout() {
   layout.Add("last_step", ColumnType::kInt64);
   layout.Add("datetime_start", ColumnType::kFloat64);
   layout.Add("datetime_end", ColumnType::kFloat64);
-  layout.Add("worker", ColumnType::kInt32);
-  layout.Add("host", ColumnType::kString, kHostLength);
-  layout.Add("gpu", ColumnType::kString, kGpuLength);
-  layout.Add("exit_code", ColumnType::kInt32);
-  layout.Add("signal", ColumnType::kInt32);
-  layout.Add("peak_rss_kb", ColumnType::kInt64);
+  AddPlaceColumns(&layout);
   layout.Add("cpu_seconds", ColumnType::kFloat64);
   layout.Add("gpu_seconds", ColumnType::kFloat64);
   layout.Add("energy_j", ColumnType::kFloat64);

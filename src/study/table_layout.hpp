@@ -107,6 +107,11 @@ std::string MetricsJson(const StudyOptions& study);
 
 RowLayout IntermediateLayout(const StudyOptions& study);
 
+// Where and how a trial (or an attempt of one) ran: worker, host, gpu, exit_code, signal and
+// peak_rss_kb, in that order, in /trials and /attempts alike.
+void AddPlaceColumns(RowLayout* layout);
+void SetPlaceColumns(const TrialRecord& record, RowBuffer* row);
+
 // The columns of /attempts: one row per ended attempt of a trial that went on under its number
 // from a checkpoint (docs/study-format.md).
 RowLayout AttemptsLayout();
