@@ -26,18 +26,29 @@ def hypervolume(values, reference):
     return float(WFG().compute(points[keep], np.array(reference, dtype=float)))
 
 
-runs = collections.defaultdict(list)
+runs = collections.defaultdict(dict)  # (problem, sampler) -> tool -> seed -> run
 for line in sys.stdin:
     r = json.loads(line)
-    runs[(r["problem"], r["sampler"], r["tool"])].append(r)
+    by_seed = runs[(r["problem"], r["sampler"])].setdefault(r["tool"], {})
+    # A seed run twice (a 200-trial part beside a 500-trial one) counts once, with its longer run.
+    if len(r["values"]) > len(by_seed.get(r["seed"], {"values": ()})["values"]):
+        by_seed[r["seed"]] = r
 
-# The median, and the lowest and highest seed's: with 5 seeds the spread is as large as most gaps.
-print("| problem | sampler | tool | seeds | HV @200 | (min-max) | HV @500 | (min-max) | sampler ms/trial |")
-print("|---|---|---|---|---|---|---|---|---|")
-for (problem, sampler, tool), rs in sorted(runs.items()):
-    cells = []
-    for n in CHECKPOINTS:
-        hvs = [hypervolume(r["values"][:n], REFERENCE[problem]) for r in rs if len(r["values"]) >= n]
-        cells += ["%.4f" % statistics.median(hvs), "%.2f-%.2f" % (min(hvs), max(hvs))] if hvs else ["-", "-"]
-    ms = statistics.median(1000 * r["sampler_seconds"] / len(r["values"]) for r in rs)
-    print("| %s | %s | %s | %d | %s | %.3f |" % (problem, sampler, tool, len(rs), " | ".join(cells), ms))
+# At each trial count, every tool is judged on the same seeds: those all of them reached. The
+# median, and the lowest and highest seed's beside it: with few seeds the spread is as large as
+# most gaps. Sampler time is the median over each tool's longest runs.
+print("| problem | sampler | tool | seeds @200 | HV @200 | (min-max) | seeds @500 | HV @500 | (min-max) "
+      "| sampler ms/trial |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for (problem, sampler), tools in sorted(runs.items()):
+    for tool, by_seed in sorted(tools.items()):
+        cells = []
+        for n in CHECKPOINTS:
+            common = set.intersection(*({s for s, r in t.items() if len(r["values"]) >= n} for t in tools.values()))
+            hvs = [hypervolume(by_seed[s]["values"][:n], REFERENCE[problem]) for s in sorted(common)]
+            cells += [str(len(hvs))]
+            cells += ["%.4f" % statistics.median(hvs), "%.2f-%.2f" % (min(hvs), max(hvs))] if hvs else ["-", "-"]
+        longest = max(len(r["values"]) for r in by_seed.values())
+        ms = statistics.median(1000 * r["sampler_seconds"] / longest
+                               for r in by_seed.values() if len(r["values"]) == longest)
+        print("| %s | %s | %s | %s | %.3f |" % (problem, sampler, tool, " | ".join(cells), ms))
