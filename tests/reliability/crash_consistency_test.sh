@@ -73,6 +73,12 @@ for i in $(seq 1 "$kills"); do
   logs+=("$log")
   "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/crash.yaml" --resume --progress lines > "$log" 2>&1 &
   job=$!
+  # The kills are meant for a sweep that writes its file: on a loaded machine the first run may take
+  # longer than the shortest pause to create it.
+  for _ in $(seq 1 200); do
+    [ -f "$work/crash.h5" ] && break
+    sleep 0.05
+  done
   sleep "$(awk -v s="$RANDOM" 'BEGIN {srand(s); printf "%.2f", 0.3 + 2.2 * rand()}')"
   if ! kill -0 $job 2> /dev/null; then
     wait $job || fail "run $i ended by itself with status $?: $(tail -3 "$log")"
