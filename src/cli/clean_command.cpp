@@ -64,7 +64,7 @@ int CleanCommand(const CleanArgs& args) {
       ++kept;
       continue;
     }
-    const int gone = RemoveCheckpointsBefore(dir.string(), -1, &error);
+    const int gone = RemoveCheckpointsBefore(dir.string(), kAllCheckpoints, &error);
     removed += gone;
     trials += gone > 0 ? 1 : 0;
     bytes += gone == entries ? size : 0;

@@ -19,12 +19,12 @@ std::optional<std::int64_t> CheckpointStepOf(const std::string& name) {
   return std::stoll(name.substr(kPrefix.size(), end - kPrefix.size()));
 }
 
-int RemoveCheckpointsBefore(const std::string& checkpoint_dir, std::int64_t keep, std::string* error) {
+int RemoveCheckpointsBefore(const std::string& checkpoint_dir, std::int64_t before, std::string* error) {
   std::error_code ec;
   std::vector<std::filesystem::path> old;
   for (std::filesystem::directory_iterator it(checkpoint_dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::optional<std::int64_t> step = CheckpointStepOf(it->path().filename().string());
-    if (step && (keep < 0 || *step < keep)) old.push_back(it->path());
+    if (step && *step < before) old.push_back(it->path());
   }
   int removed = 0;
   for (const std::filesystem::path& path : old) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -17,9 +18,11 @@ std::string CheckpointDir(const std::string& trial_dir);
 // The step an entry of the checkpoint folder belongs to, from its name; none for other names.
 std::optional<std::int64_t> CheckpointStepOf(const std::string& name);
 
-// Removes the checkpoints of `checkpoint_dir` older than step `keep` (all of them when `keep` is
-// negative). Returns how many entries went; what cannot be removed stays (a warning's business,
+inline constexpr std::int64_t kAllCheckpoints = std::numeric_limits<std::int64_t>::max();
+
+// Removes the checkpoints of `checkpoint_dir` of steps before `before` (kAllCheckpoints: every one).
+// Returns how many entries went; what cannot be removed stays (a warning's business,
 // never the trial's outcome), described in `*error` when not null.
-int RemoveCheckpointsBefore(const std::string& checkpoint_dir, std::int64_t keep, std::string* error = nullptr);
+int RemoveCheckpointsBefore(const std::string& checkpoint_dir, std::int64_t before, std::string* error = nullptr);
 
 }  // namespace cleansweep

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <limits>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -359,9 +358,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
 void Worker::Release(const ReleaseMsg& release) const {
   const std::string dir = CheckpointDir(trials_root_ + "/" + std::to_string(release.number));
   std::string error;
-  // "Before the largest step" is every checkpoint: RemoveCheckpointsBefore takes -1 for that.
-  RemoveCheckpointsBefore(dir, release.before == std::numeric_limits<std::int64_t>::max() ? -1 : release.before,
-                          &error);
+  RemoveCheckpointsBefore(dir, release.before, &error);
   if (!error.empty()) {
     std::fprintf(stderr, "cleansweep: warning: rank %d on %s: %s\n", transport_->rank(), identity_.host.c_str(),
                  error.c_str());

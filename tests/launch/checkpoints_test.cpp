@@ -33,9 +33,9 @@ TEST(Checkpoints, OlderStepsGoAndEverythingElseStays) {
   EXPECT_TRUE(std::filesystem::exists(dir / "step-3/model.pt"));
   EXPECT_TRUE(std::filesystem::exists(dir / "best.pt"));
   EXPECT_FALSE(std::filesystem::exists(dir / "step-2"));
-  EXPECT_EQ(RemoveCheckpointsBefore(dir.string(), -1), 1);  // all of them
+  EXPECT_EQ(RemoveCheckpointsBefore(dir.string(), kAllCheckpoints), 1);  // all of them
   EXPECT_TRUE(std::filesystem::exists(dir / "best.pt"));
-  EXPECT_EQ(RemoveCheckpointsBefore((dir / "missing").string(), -1), 0);  // no folder: nothing to do
+  EXPECT_EQ(RemoveCheckpointsBefore((dir / "missing").string(), kAllCheckpoints), 0);  // no folder: nothing to do
   std::filesystem::remove_all(dir);
 }
 
