@@ -44,7 +44,7 @@ import h5py
 import numpy as np
 import pandas as pd
 
-STATES = ["RUNNING", "COMPLETE", "PRUNED", "FAIL", "CRASH", "OOM_GPU", "OOM_HOST", "TIMEOUT", "INTERRUPTED"]
+STATES = ["RUNNING", "COMPLETE", "PRUNED", "FAIL", "CRASH", "OOM_GPU", "OOM_HOST", "TIMEOUT", "INTERRUPTED", "PAUSED"]
 _TEXT_FIELDS = ["state", "host", "gpu", "reason", "output_tail", "attrs"]
 _TIMES = ["datetime_start", "datetime_end", "datetime_worker_free"]
 _COST = ["cpu_seconds", "gpu_seconds", "energy_j", "violation"]  # NaN in files written before them

@@ -40,10 +40,7 @@ int CleanCommand(const CleanArgs& args) {
   StudyOptions where = study->config.study;
   where.storage = args.study;  // the trial folders lie beside the file as given here
   const std::string root = TrialsRoot(where);
-  std::set<std::int64_t> rerun;  // trials that ran again under a new number: ended for good
-  for (const TrialRecord& r : study->trials) {
-    if (r.retry_of >= 0) rerun.insert(r.retry_of);
-  }
+  const std::set<std::int64_t> go_on = TrialsToContinue(study->trials);
   std::uintmax_t bytes = 0;
   int removed = 0, trials = 0, kept = 0;
   std::string error;
@@ -58,9 +55,7 @@ int CleanCommand(const CleanArgs& args) {
       ++entries;
     }
     if (entries == 0) continue;
-    const bool may_go_on =
-        (r.state == TrialState::kRunning || r.state == TrialState::kInterrupted) && !rerun.count(r.number);
-    if (may_go_on) {
+    if (go_on.count(r.number)) {
       ++kept;
       continue;
     }
@@ -72,7 +67,10 @@ int CleanCommand(const CleanArgs& args) {
   std::printf("removed %d checkpoints of %d trials (%.1f MiB) under %s\n", removed, trials,
               static_cast<double>(bytes) / (1 << 20), root.c_str());
   if (kept > 0) {
-    std::printf("kept the checkpoints of %d interrupted trials: they go on from them when the study resumes\n", kept);
+    std::printf(
+        "kept the checkpoints of %d interrupted or paused trials: they go on from them when the study "
+        "resumes\n",
+        kept);
   }
   if (!error.empty()) return PrintError(Status::IoError(error + " (the others were removed)"));
   return kExitOk;

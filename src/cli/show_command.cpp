@@ -165,12 +165,14 @@ int ShowCommand(const ShowArgs& args) {
     std::printf("config changed on resume %s: %s\n", entry.value("at", std::string("?")).c_str(), changes.c_str());
   }
   std::map<std::string, int> counts;
-  int finished = 0, running = 0, interrupted = 0;
+  int finished = 0, running = 0, interrupted = 0, paused = 0;
   for (const TrialRecord& r : study->trials) {
     if (r.state == TrialState::kRunning) {
       ++running;
     } else if (r.state == TrialState::kInterrupted) {
       ++interrupted;
+    } else if (r.state == TrialState::kPaused) {
+      ++paused;
     } else {
       ++finished;
       ++counts[TrialStateName(r.state)];
@@ -186,21 +188,26 @@ int ShowCommand(const ShowArgs& args) {
   // RUNNING rows are live while a coordinator holds the study, or were cut off by a crash.
   if (running > 0) std::printf("running: %d (or cut off, if no coordinator is running it)\n", running);
   if (interrupted > 0) {
-    std::set<std::int64_t> rerun;  // interrupted trials already run again under a new number
-    for (const TrialRecord& r : study->trials) {
-      if (r.retry_of >= 0) rerun.insert(r.retry_of);
-    }
-    const auto go_on = std::count_if(study->trials.begin(), study->trials.end(), [&](const TrialRecord& r) {
-      return r.state == TrialState::kInterrupted && r.checkpoint_step >= 0 && !rerun.count(r.number);
+    const std::set<std::int64_t> go_on = TrialsToContinue(study->trials);
+    const auto from_checkpoint = std::count_if(study->trials.begin(), study->trials.end(), [&](const TrialRecord& r) {
+      return r.state == TrialState::kInterrupted && r.checkpoint_step >= 0 && go_on.count(r.number);
     });
     std::printf("interrupted: %d (on resume, %lld go on from their checkpoints; the others run again as new trials)\n",
-                interrupted, static_cast<long long>(go_on));
+                interrupted, static_cast<long long>(from_checkpoint));
+  }
+  if (paused > 0) {
+    std::printf("paused: %d (at a rung of the pruner, each waiting for a promotion to go on from its checkpoint)\n",
+                paused);
   }
   if (!study->attempts.empty()) {
-    std::set<std::int64_t> continued;
-    for (const TrialRecord& a : study->attempts) continued.insert(a.number);
-    std::printf("checkpoints: %zu trials went on from a checkpoint after an interruption (%zu earlier attempts)\n",
-                continued.size(), study->attempts.size());
+    std::set<std::int64_t> interrupted_then, paused_then;
+    for (const TrialRecord& a : study->attempts) {
+      (a.state == TrialState::kPaused ? paused_then : interrupted_then).insert(a.number);
+    }
+    std::printf(
+        "checkpoints: %zu trials went on from a checkpoint after an interruption, %zu after a pause at a rung "
+        "(%zu earlier attempts)\n",
+        interrupted_then.size(), paused_then.size(), study->attempts.size());
   }
   if (!study->stop_reason.empty()) std::printf("stopped early: %s\n", study->stop_reason.c_str());
   PrintSamplerTime(*study);

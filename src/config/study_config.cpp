@@ -277,12 +277,13 @@ Status ParsePruner(const YamlReader& r, const YAML::Node& node, PrunerOptions* o
   static const std::map<std::string, std::set<std::string>> kKeys = {
       {"none", {}},
       {"median", {"n_startup_trials", "n_warmup_steps", "interval_steps", "n_min_trials"}},
-      {"asha", {"min_resource", "max_resource", "reduction_factor", "min_early_stopping_rate"}},
-      {"hyperband", {"min_resource", "max_resource", "reduction_factor"}},
+      {"asha", {"min_resource", "max_resource", "reduction_factor", "min_early_stopping_rate", "resume"}},
+      {"hyperband", {"min_resource", "max_resource", "reduction_factor", "resume"}},
   };
-  CS_RETURN_IF_ERROR(r.CheckKeys(node, "pruner",
-                                 {"kind", "n_startup_trials", "n_warmup_steps", "interval_steps", "n_min_trials",
-                                  "min_resource", "max_resource", "reduction_factor", "min_early_stopping_rate"}));
+  CS_RETURN_IF_ERROR(
+      r.CheckKeys(node, "pruner",
+                  {"kind", "n_startup_trials", "n_warmup_steps", "interval_steps", "n_min_trials", "min_resource",
+                   "max_resource", "reduction_factor", "min_early_stopping_rate", "resume"}));
   const ConfigSection pruner(r, node, "pruner");
   CS_RETURN_IF_ERROR(pruner.Read("kind", &out->kind));
   if (!kKeys.count(out->kind)) {
@@ -304,6 +305,7 @@ Status ParsePruner(const YamlReader& r, const YAML::Node& node, PrunerOptions* o
   CS_RETURN_IF_ERROR(pruner.Read("max_resource", &out->max_resource, 1));
   CS_RETURN_IF_ERROR(pruner.Read("reduction_factor", &reduction, 2));
   CS_RETURN_IF_ERROR(pruner.Read("min_early_stopping_rate", &rate, 0));
+  CS_RETURN_IF_ERROR(pruner.Read("resume", &out->resume));
   out->reduction_factor = static_cast<int>(std::min<std::int64_t>(reduction, 1000));
   out->min_early_stopping_rate = static_cast<int>(std::min<std::int64_t>(rate, 60));
   if (out->kind == "hyperband" && out->max_resource == 0) {

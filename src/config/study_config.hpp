@@ -119,6 +119,9 @@ struct PrunerOptions {        // pruner: (docs/pruners.md)
   std::int64_t max_resource = 0;    // last step a trial reports (hyperband: required)
   int reduction_factor = 0;         // 0: Optuna's defaults, 4 for asha and 3 for hyperband
   int min_early_stopping_rate = 0;  // asha: skip this many rungs
+  // asha, hyperband: a trial not (yet) good enough at a rung pauses there instead of being pruned,
+  // and a promotion continues it from its checkpoint (docs/pruners.md, docs/checkpoints.md).
+  bool resume = false;
 };
 
 // How a worker starts trials: exec each one (any program), or fork each from a fork server that

@@ -112,19 +112,51 @@ Millis Coordinator::UntilBudget() const {
 }
 
 bool Coordinator::FreshLeft() const {
-  const auto open = static_cast<std::int64_t>(history_.running.size()) + ledger_.rerun_count();
+  const auto open = static_cast<std::int64_t>(history_.running.size()) + ledger_.rerun_count() + ledger_.paused_count();
   return !sampler_exhausted_ && stop_when_reason_.empty() && ledger_.finished() + open < target_;
 }
 
 // Once study.stop_when is met, trials that would run again (interrupted, retries) are not work left.
 bool Coordinator::WorkLeft() const {
-  return (ledger_.HasRerun() && stop_when_reason_.empty()) || !history_.running.empty() || FreshLeft();
+  return (ledger_.HasRerun() && stop_when_reason_.empty()) || !history_.running.empty() || FreshLeft() ||
+         Promotable().has_value();
 }
 
 bool Coordinator::MoreFresh() const { return !stopping_ && FreshLeft(); }
 
 bool Coordinator::MoreToLaunch() const {
-  return !stopping_ && stop_when_reason_.empty() && (ledger_.HasRerun() || MoreFresh());
+  return !stopping_ && stop_when_reason_.empty() && (ledger_.HasRerun() || NextPromotion() || MoreFresh());
+}
+
+const std::optional<Promotion>& Coordinator::Promotable() const {
+  if (promotion_stale_) {
+    const bool any = pruner_ && ledger_.paused_count() > 0 && stop_when_reason_.empty();
+    promotion_ = any ? pruner_->Promote(curves_) : std::nullopt;
+    promotion_stale_ = false;
+  }
+  return promotion_;
+}
+
+std::optional<Promotion> Coordinator::NextPromotion() const { return stopping_ ? std::nullopt : Promotable(); }
+
+Status Coordinator::SettlePaused() {
+  std::vector<std::int64_t> numbers;
+  for (const auto& [number, record] : history_.paused) numbers.push_back(number);
+  for (const std::int64_t number : numbers) {
+    TrialRecord record = ledger_.TakePaused(number);
+    record.state = TrialState::kPruned;
+    record.reason = "pruned: " + record.reason + "; no promotion came before the study ended";
+    CS_RETURN_IF_ERROR(StageRow(record));
+    if (config_.trial.checkpoint_keep == CheckpointKeep::kNone && record.worker > 0) {
+      pending_releases_.push_back({record.worker, ReleaseMsg{number, std::numeric_limits<std::int64_t>::max()}});
+    }
+    curves_[number].state = TrialState::kPruned;
+    ledger_.Settle(record, 0);
+  }
+  promotion_stale_ = true;
+  progress_->Message(std::to_string(numbers.size()) +
+                     " trials paused at rungs were never promoted: they are recorded PRUNED");
+  return Status::Ok();
 }
 
 Status Coordinator::CheckStopWhen() {
@@ -147,6 +179,7 @@ Status Coordinator::CheckStopWhen() {
     return Status::Ok();
   }
   summary_.stopped_early = stop_when_reason_;
+  promotion_stale_ = true;  // paused trials are promoted no more
   const size_t running = history_.running.size();
   progress_->Message("stopping early: " + stop_when_reason_ + "; no new trials" +
                      (running > 0 ? ", the " + std::to_string(running) + " running finish" : std::string()));
@@ -192,8 +225,8 @@ Status Coordinator::Dispatch() {
   std::deque<ParamSet> batch;
   double batch_ms_each = 0;
   const size_t free_slots = FreeSlots();
-  if (sampler_->AsksInBatches() && !ledger_.HasRerun() && free_slots > 1 && MoreFresh()) {
-    const auto open = static_cast<std::int64_t>(history_.running.size());
+  if (sampler_->AsksInBatches() && !ledger_.HasRerun() && !NextPromotion() && free_slots > 1 && MoreFresh()) {
+    const auto open = static_cast<std::int64_t>(history_.running.size()) + ledger_.paused_count();
     const std::int64_t left = target_ - ledger_.finished() - open;
     std::vector<std::int64_t> positions;
     for (std::int64_t i = 0; i < left && positions.size() < free_slots; ++i) {
@@ -228,6 +261,14 @@ Status Coordinator::Dispatch() {
         running.enqueued = rerun.enqueued;
       }
       failures_[running.number] = rerun.failures;
+    } else if (const std::optional<Promotion> promotion = NextPromotion()) {
+      // A paused trial good enough at its rung now: on from its checkpoint, the pause kept apart.
+      const TrialRecord paused = ledger_.TakePaused(promotion->number);
+      promotion_stale_ = true;
+      CS_RETURN_IF_ERROR(store_->AppendAttempt(paused));
+      running = ContinuationOf(paused, paused.attempt + 1);
+      progress_->Message("trial " + std::to_string(paused.number) + " " + promotion->reason +
+                         "; it goes on from its checkpoint at step " + std::to_string(paused.checkpoint_step));
     } else {
       // The trial's place in the (unsharded) sweep's list: enqueued configurations come first.
       const std::int64_t position = ShardPosition(config_.study.shard, fresh_);
@@ -333,14 +374,25 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   record.checkpoint_step = std::max(record.checkpoint_step, it->second.checkpoint_step);
   record.last_step = std::max(record.last_step, it->second.last_step);
   record.violation = config_.study.Violation(record);
+  // Told to pause at a rung (pruner.resume): it rests there, unless it has no checkpoint to go on from.
+  if (pausing_.erase(record.number) > 0 && record.state == TrialState::kPruned) {
+    if (record.checkpoint_step >= 0) {
+      record.state = TrialState::kPaused;
+    } else {
+      record.reason +=
+          "; it declared no checkpoint to go on from, so it ends here (pruner.resume needs trials "
+          "that checkpoint: docs/checkpoints.md)";
+    }
+  }
   running_.erase(it);
   CS_RETURN_IF_ERROR(StageRow(record));  // durable (at CommitTurn) before anything depending on it leaves
   // checkpoint_keep: none: a trial that ended for good needs none of its checkpoints once that is durable.
   if (config_.trial.checkpoint_keep == CheckpointKeep::kNone && record.checkpoint_step >= 0 &&
-      record.state != TrialState::kInterrupted) {
+      record.state != TrialState::kInterrupted && record.state != TrialState::kPaused) {
     pending_releases_.push_back({source, ReleaseMsg{record.number, std::numeric_limits<std::int64_t>::max()}});
   }
   curves_[record.number].state = record.state;
+  promotion_stale_ = true;
   prune_sent_.erase(record.number);
   const auto before = failures_.find(record.number);  // a rerun's chain so far
   const TrialLedger::Settled settled = ledger_.Settle(record, before == failures_.end() ? 0 : before->second);
@@ -368,10 +420,12 @@ Status Coordinator::RecordReport(int source, const IntermediateValue& v) {
   }
   CS_RETURN_IF_ERROR(store_->AppendIntermediate(v));
   curve.values[v.step] = v.value;
+  promotion_stale_ = true;  // a value at a rung may let a paused trial go on
   if (!pruner_ || prune_sent_.count(v.trial) || curve.state != TrialState::kRunning) return Status::Ok();
   std::optional<std::string> reason = pruner_->ShouldPrune(v.trial, v.step, curves_);
   if (!reason) return Status::Ok();
   prune_sent_.insert(v.trial);
+  if (pruner_->Pauses()) pausing_.insert(v.trial);  // it stops as if pruned; RecordResult makes it PAUSED
   return transport_->Send(source, PruneMsg{v.trial, *reason});
 }
 
@@ -538,10 +592,15 @@ Status Coordinator::RecordPrior() {
       r.reason = "interrupted: the coordinator stopped while it ran (killed, or the job ended); run again";
       CS_RETURN_IF_ERROR(StageRow(r));
     }
+    if (r.state == TrialState::kPaused && !(pruner_ && pruner_->Pauses())) {  // the config no longer resumes rungs
+      r.state = TrialState::kPruned;
+      r.reason = "pruned: " + r.reason + "; the study resumed without pruner.resume";
+      CS_RETURN_IF_ERROR(StageRow(r));
+    }
     by_number[r.number] = &r;
     if (r.retry_of >= 0) rerun_done.insert(r.retry_of);
   }
-  std::int64_t interrupted = 0, continuing = 0, retries = 0;
+  std::int64_t interrupted = 0, continuing = 0, retries = 0, paused = 0;
   for (const TrialRecord& r : prior_) {
     curves_[r.number].state = r.state;
     int failures_before = 0;  // retry_on failures along its chain, before it
@@ -554,14 +613,17 @@ Status Coordinator::RecordPrior() {
       interrupted += settled.fate == TrialLedger::Fate::kInterrupted;
       continuing += settled.fate == TrialLedger::Fate::kInterrupted && r.checkpoint_step >= 0;
       retries += settled.fate == TrialLedger::Fate::kRetry;
+      paused += settled.fate == TrialLedger::Fate::kPaused;
     }
   }
   CS_RETURN_IF_ERROR(WriteFrontChanges());
   finished_before_ = ledger_.finished();
-  progress_->Message(
-      "resuming: " + std::to_string(ledger_.finished()) + " trials finished, " + std::to_string(interrupted) +
-      " interrupted" + (continuing > 0 ? " (" + std::to_string(continuing) + " go on from their checkpoints)" : "") +
-      " and " + std::to_string(retries) + " retries to run, numbering continues at " + std::to_string(next_number_));
+  progress_->Message("resuming: " + std::to_string(ledger_.finished()) + " trials finished, " +
+                     std::to_string(interrupted) + " interrupted" +
+                     (continuing > 0 ? " (" + std::to_string(continuing) + " go on from their checkpoints)" : "") +
+                     " and " + std::to_string(retries) + " retries to run" +
+                     (paused > 0 ? ", " + std::to_string(paused) + " paused at rungs" : "") +
+                     ", numbering continues at " + std::to_string(next_number_));
   prior_.clear();
   // What the last run said about stopping early no longer holds unless it holds again now.
   CS_RETURN_IF_ERROR(store_->RecordStopReason(""));
@@ -613,6 +675,8 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
       if (!status.ok()) break;
     }
     status = Dispatch();
+    // Nothing runs and nothing will: trials paused at rungs can no longer be promoted.
+    if (status.ok() && history_.running.empty() && ledger_.paused_count() > 0 && !WorkLeft()) status = SettlePaused();
     if (status.ok()) status = CommitTurn();  // this turn's results and RUNNING rows, in one flush
     if (!status.ok() || (history_.running.empty() && !MoreToLaunch())) break;
     // Awake at the budget's end, not up to a tick after it: trials stop when the budget says.

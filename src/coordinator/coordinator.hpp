@@ -120,6 +120,12 @@ class Coordinator {
   Status StopAll(const StopMsg& stop);
   // The end of a failed run: kills the trials out on workers and waits for their last results.
   void WindDown();
+  // pruner.resume: the paused trial to continue next, if any may be (cached until curves change).
+  // Promotable() whatever a stop request says; NextPromotion() none once stopping.
+  const std::optional<Promotion>& Promotable() const;
+  std::optional<Promotion> NextPromotion() const;
+  // The study is over with trials still paused at rungs: they end PRUNED, in this turn's commit.
+  Status SettlePaused();
   bool MoreToLaunch() const;
   bool MoreFresh() const;
   bool FreshLeft() const;  // trials not yet started that the study still wants, a stop request aside
@@ -152,10 +158,13 @@ class Coordinator {
   std::vector<TrialRecord> prior_;               // the file's trials, when resuming
   StopPoll stop_poll_;
   int stop_level_ = 0;
-  std::int64_t finished_before_ = 0;   // finished in earlier runs, when resuming
-  std::unique_ptr<Pruner> pruner_;     // null without `pruner:`
-  Curves curves_;                      // every trial's intermediate values
-  std::set<std::int64_t> prune_sent_;  // running trials already told to stop
+  std::int64_t finished_before_ = 0;            // finished in earlier runs, when resuming
+  std::unique_ptr<Pruner> pruner_;              // null without `pruner:`
+  Curves curves_;                               // every trial's intermediate values
+  std::set<std::int64_t> prune_sent_;           // running trials already told to stop
+  std::set<std::int64_t> pausing_;              // ... of which told to pause (pruner.resume)
+  mutable std::optional<Promotion> promotion_;  // Promotable(), while promotion_stale_ is false
+  mutable bool promotion_stale_ = true;
   std::int64_t next_number_ = 0;
   std::int64_t fresh_ = 0;   // trials with sampler-chosen (or enqueued) parameters so far
   std::int64_t target_ = 0;  // n_trials (this shard's part of it), or fewer when the sampler's capacity is smaller

@@ -11,6 +11,12 @@ TrialLedger::Settled TrialLedger::Settle(const TrialRecord& record, int failures
   settled.failures = failures_before + (config_.trial.retry_on.count(record.state) ? 1 : 0);
   if (record.state == TrialState::kInterrupted) {
     settled.fate = Fate::kInterrupted;
+  } else if (record.state == TrialState::kPaused) {
+    settled.fate = Fate::kPaused;
+    TrialRecord evidence = record;
+    evidence.output_tail.clear();
+    history_->paused[record.number] = std::move(evidence);
+    return settled;
   } else if (config_.trial.retry_on.count(record.state) && settled.failures <= config_.trial.retries) {
     settled.fate = Fate::kRetry;
   }
@@ -87,6 +93,13 @@ std::vector<TrialRecord> TrialLedger::TakeFrontChanges() {
   for (auto& [number, record] : front_changes_) out.push_back(std::move(record));
   front_changes_.clear();
   return out;
+}
+
+TrialRecord TrialLedger::TakePaused(std::int64_t number) {
+  const auto it = history_->paused.find(number);
+  TrialRecord record = std::move(it->second);
+  history_->paused.erase(it);
+  return record;
 }
 
 TrialLedger::Rerun TrialLedger::TakeRerun() {

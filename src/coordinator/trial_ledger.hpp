@@ -34,6 +34,7 @@ class TrialLedger {
     kFinal,        // its outcome stands
     kRetry,        // a retry_on failure with retries left: it runs again
     kInterrupted,  // cut off, not evidence: it runs again
+    kPaused,       // at rest at a rung (pruner.resume): evidence, but not final; a promotion continues it
   };
   struct Settled {
     Fate fate = Fate::kFinal;
@@ -49,6 +50,10 @@ class TrialLedger {
   Settled Settle(const TrialRecord& record, int failures_before, bool queue_rerun = true);
 
   bool HasRerun() const { return !reruns_.empty(); }
+  // Paused trials (history->paused): a promotion takes one out to run again, the end of the study
+  // settles the rest as pruned.
+  std::int64_t paused_count() const { return static_cast<std::int64_t>(history_->paused.size()); }
+  TrialRecord TakePaused(std::int64_t number);  // must be paused
   std::int64_t rerun_count() const { return static_cast<std::int64_t>(reruns_.size()); }
   Rerun TakeRerun();  // the oldest; HasRerun() must hold
 

@@ -1,12 +1,13 @@
 #include "pruners/hyperband_pruner.hpp"
 
 #include <cmath>
+#include <map>
 
 #include "util/random.hpp"
 
 namespace cleansweep {
 
-HyperbandPruner::HyperbandPruner(PrunerOptions options, Direction direction) {
+HyperbandPruner::HyperbandPruner(PrunerOptions options, Direction direction) : resume_(options.resume) {
   const double eta = static_cast<double>(options.reduction_factor);
   const int s_max = static_cast<int>(std::floor(
       std::log(static_cast<double>(options.max_resource) / static_cast<double>(options.min_resource)) / std::log(eta) +
@@ -40,6 +41,21 @@ std::optional<std::string> HyperbandPruner::ShouldPrune(std::int64_t number, std
   std::optional<std::string> reason = brackets_[static_cast<size_t>(b)]->ShouldPrune(number, step, curves);
   if (reason) *reason = "bracket " + std::to_string(b) + ": " + *reason;
   return reason;
+}
+
+std::optional<Promotion> HyperbandPruner::Promote(const Curves& curves) const {
+  std::map<int, std::vector<std::int64_t>> paused;  // by bracket
+  for (const auto& [n, curve] : curves) {
+    if (curve.state == TrialState::kPaused) paused[BracketOf(n)].push_back(n);
+  }
+  std::optional<Promotion> chosen;
+  for (const auto& [b, members] : paused) {
+    std::optional<Promotion> p = brackets_[static_cast<size_t>(b)]->PromoteAmong(curves, members);
+    if (!p || (chosen && chosen->rung >= p->rung)) continue;
+    p->reason = "bracket " + std::to_string(b) + ": " + p->reason;
+    chosen = std::move(p);
+  }
+  return chosen;
 }
 
 }  // namespace cleansweep

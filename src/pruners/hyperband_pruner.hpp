@@ -16,6 +16,9 @@ class HyperbandPruner : public Pruner {
  public:
   HyperbandPruner(PrunerOptions options, Direction direction);
   std::optional<std::string> ShouldPrune(std::int64_t number, std::int64_t step, const Curves& curves) override;
+  bool Pauses() const override { return resume_; }
+  // Each bracket promotes among its own paused trials; the highest rung of them goes first.
+  std::optional<Promotion> Promote(const Curves& curves) const override;
 
   int brackets() const { return static_cast<int>(brackets_.size()); }
   int BracketOf(std::int64_t number) const;
@@ -23,6 +26,7 @@ class HyperbandPruner : public Pruner {
  private:
   std::vector<std::unique_ptr<SuccessiveHalvingPruner>> brackets_;
   std::vector<double> cumulative_;  // bracket weights, cumulative, ending at 1
+  bool resume_ = false;
 };
 
 }  // namespace cleansweep

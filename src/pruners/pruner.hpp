@@ -20,12 +20,27 @@ struct TrialCurve {
 };
 using Curves = std::map<std::int64_t, TrialCurve>;  // by trial number
 
+// A paused trial that may go on (pruner.resume), and why.
+struct Promotion {
+  std::int64_t number = -1;
+  int rung = 0;
+  std::int64_t rung_step = 0;
+  std::string reason;
+};
+
 class Pruner {
  public:
   virtual ~Pruner() = default;
   // Called after trial `number` reported `step` (already in `curves`). Returns why it should stop,
   // or nullopt to let it go on.
   virtual std::optional<std::string> ShouldPrune(std::int64_t number, std::int64_t step, const Curves& curves) = 0;
+
+  // pruner.resume: a trial ShouldPrune() stops pauses at its rung rather than ending there, and
+  // Promote() later says which paused trial may go on. False for pruners without rungs.
+  virtual bool Pauses() const { return false; }
+  // Among the trials paused at a rung (TrialState::kPaused in `curves`), one that may go on now:
+  // the highest rung first, then the best value there; nullopt when none may (yet).
+  virtual std::optional<Promotion> Promote(const Curves& /*curves*/) const { return std::nullopt; }
 };
 
 // nullptr for `pruner.kind: none`.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <vector>
 
 namespace cleansweep {
@@ -31,37 +32,100 @@ std::int64_t SuccessiveHalvingPruner::RungStep(int rung) const {
                    std::pow(static_cast<double>(options_.reduction_factor), min_early_stopping_rate_ + rung)));
 }
 
+bool SuccessiveHalvingPruner::Decides(std::int64_t rung_step) const {
+  return options_.max_resource <= 0 || rung_step < options_.max_resource;
+}
+
+int SuccessiveHalvingPruner::HighestRung(const TrialCurve& curve) const {
+  if (curve.values.empty()) return -1;
+  const std::int64_t last = curve.values.rbegin()->first;
+  int highest = -1;
+  for (int rung = 0; RungStep(rung) <= last && Decides(RungStep(rung)); ++rung) highest = rung;
+  return highest;
+}
+
+std::vector<double> SuccessiveHalvingPruner::Competing(std::int64_t number, std::int64_t rung_step,
+                                                       const Curves& curves) const {
+  std::vector<double> competing;
+  for (const auto& [n, curve] : curves) {
+    if (peers_ && !peers_(number, n)) continue;
+    if (const std::optional<double> v = RungValue(curve, rung_step)) competing.push_back(*v);
+  }
+  if (direction_ == Direction::kMaximize) {
+    std::sort(competing.begin(), competing.end(), std::greater<>());
+  } else {
+    std::sort(competing.begin(), competing.end());
+  }
+  return competing;
+}
+
+size_t SuccessiveHalvingPruner::Keep(const std::vector<double>& competing) const {
+  return std::max<size_t>(1, competing.size() / static_cast<size_t>(options_.reduction_factor));
+}
+
 std::optional<std::string> SuccessiveHalvingPruner::ShouldPrune(std::int64_t number, std::int64_t step,
                                                                 const Curves& curves) {
   const TrialCurve& mine = curves.at(number);
   const bool maximize = direction_ == Direction::kMaximize;
-  // Every rung this report reaches for the first time is decided now.
-  for (int rung = 0;; ++rung) {
+  // The rungs this report reaches for the first time: each is decided now, or (resume) the highest.
+  std::vector<int> reached;
+  for (int rung = 0; RungStep(rung) <= step && Decides(RungStep(rung)); ++rung) {
+    const auto first_past = mine.values.lower_bound(RungStep(rung));
+    if (first_past != mine.values.end() && first_past->first == step) reached.push_back(rung);
+  }
+  if (options_.resume && reached.size() > 1) reached.erase(reached.begin(), reached.end() - 1);
+  for (const int rung : reached) {
     const std::int64_t rung_step = RungStep(rung);
-    if (rung_step > step) return std::nullopt;
-    if (options_.max_resource > 0 && rung_step >= options_.max_resource) return std::nullopt;
-    const auto first_past = mine.values.lower_bound(rung_step);
-    if (first_past == mine.values.end() || first_past->first != step) continue;  // decided earlier
-    const double value = first_past->second;
-    std::vector<double> competing;
-    for (const auto& [n, curve] : curves) {
-      if (peers_ && !peers_(number, n)) continue;
-      if (const std::optional<double> v = RungValue(curve, rung_step)) competing.push_back(*v);
-    }
-    const size_t keep = std::max<size_t>(1, competing.size() / static_cast<size_t>(options_.reduction_factor));
-    if (maximize) {
-      std::sort(competing.begin(), competing.end(), std::greater<>());
-    } else {
-      std::sort(competing.begin(), competing.end());
-    }
+    const double value = mine.values.lower_bound(rung_step)->second;
+    const std::vector<double> competing = Competing(number, rung_step, curves);
+    const size_t keep = Keep(competing);
     const double threshold = competing[keep - 1];
     if (maximize ? value >= threshold : value <= threshold) continue;
     char reason[200];
     std::snprintf(reason, sizeof reason,
-                  "pruned at rung %d (step %lld): value %.6g is not in the best %zu of %zu trials at that rung", rung,
-                  static_cast<long long>(rung_step), value, keep, competing.size());
+                  "%s at rung %d (step %lld): value %.6g is not %sin the best %zu of %zu trials at that rung",
+                  options_.resume ? "paused" : "pruned", rung, static_cast<long long>(rung_step), value,
+                  options_.resume ? "(yet) " : "", keep, competing.size());
     return std::string(reason);
   }
+  return std::nullopt;
+}
+
+std::optional<Promotion> SuccessiveHalvingPruner::Promote(const Curves& curves) const {
+  std::vector<std::int64_t> paused;
+  for (const auto& [n, curve] : curves) {
+    if (curve.state == TrialState::kPaused) paused.push_back(n);
+  }
+  return PromoteAmong(curves, paused);
+}
+
+std::optional<Promotion> SuccessiveHalvingPruner::PromoteAmong(const Curves& curves,
+                                                               const std::vector<std::int64_t>& paused) const {
+  if (paused.empty()) return std::nullopt;
+  std::map<int, std::vector<std::int64_t>, std::greater<>> by_rung;  // the highest rung first
+  for (const std::int64_t n : paused) {
+    if (const int rung = HighestRung(curves.at(n)); rung >= 0) by_rung[rung].push_back(n);
+  }
+  const bool maximize = direction_ == Direction::kMaximize;
+  for (const auto& [rung, members] : by_rung) {
+    const std::int64_t rung_step = RungStep(rung);
+    const std::vector<double> competing = Competing(members.front(), rung_step, curves);
+    const size_t keep = Keep(competing);
+    const double threshold = competing[keep - 1];
+    std::optional<std::pair<std::int64_t, double>> best;
+    for (const std::int64_t n : members) {
+      const double value = *RungValue(curves.at(n), rung_step);
+      const bool within = maximize ? value >= threshold : value <= threshold;
+      if (within && (!best || (maximize ? value > best->second : value < best->second))) best = {n, value};
+    }
+    if (!best) continue;
+    char reason[200];
+    std::snprintf(reason, sizeof reason,
+                  "promoted at rung %d (step %lld): value %.6g is now in the best %zu of %zu trials at that rung", rung,
+                  static_cast<long long>(rung_step), best->second, keep, competing.size());
+    return Promotion{best->first, rung, rung_step, reason};
+  }
+  return std::nullopt;
 }
 
 }  // namespace cleansweep

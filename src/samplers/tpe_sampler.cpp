@@ -19,6 +19,23 @@ bool IsInfeasible(TrialState s) {
          s == TrialState::kTimeout;
 }
 
+// The trials TPE learns from, oldest first: the finished ones in completion order, then those
+// paused at a rung (pruner.resume), which count as pruned trials do until they go on.
+std::vector<const TrialRecord*> Ended(const TrialHistory& history) {
+  std::vector<const TrialRecord*> ended;
+  ended.reserve(history.finished.size() + history.paused.size());
+  for (const TrialRecord& r : history.finished) ended.push_back(&r);
+  for (const auto& [number, r] : history.paused) ended.push_back(&r);
+  return ended;
+}
+
+std::int64_t Scored(const TrialHistory& history) {
+  const auto scored = [](std::int64_t n, const TrialRecord& r) { return n + (HasScore(r) ? 1 : 0); };
+  std::int64_t n = std::accumulate(history.finished.begin(), history.finished.end(), std::int64_t{0}, scored);
+  for (const auto& [number, r] : history.paused) n = scored(n, r);
+  return n;
+}
+
 struct Observed {
   std::int64_t number;
   const ParamSet* params;
@@ -210,25 +227,27 @@ TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistor
     return std::min<size_t>(static_cast<size_t>(std::ceil(options_.gamma * static_cast<double>(ranked_count))),
                             static_cast<size_t>(options_.gamma_max));
   };
+  const std::vector<const TrialRecord*> ended = Ended(history);
   std::vector<double> good;  // per ranked trial, in completion order: its weight if good, else 0
   if (several) {
     std::vector<Point> points;
-    for (const TrialRecord& r : history.finished) {
-      if (ranked(r)) points.push_back(Minimized(metrics_, r.values));
+    for (const TrialRecord* r : ended) {
+      if (ranked(*r)) points.push_back(Minimized(metrics_, r->values));
     }
     good = GoodByFronts(points, n_below(points.size()));
   } else {
     const double sign = metrics_.front().direction == Direction::kMaximize ? -1.0 : 1.0;
     std::vector<double> losses;
-    for (const TrialRecord& r : history.finished) {
-      if (ranked(r)) losses.push_back(sign * *r.value);
+    for (const TrialRecord* r : ended) {
+      if (ranked(*r)) losses.push_back(sign * *r->value);
     }
     good = GoodByLoss(losses, n_below(losses.size()));
   }
   // One pass in completion order, so every set comes out oldest first without sorting.
   Split split;
   size_t index = 0;
-  for (const TrialRecord& r : history.finished) {
+  for (const TrialRecord* ended_trial : ended) {
+    const TrialRecord& r = *ended_trial;
     const Observed o{r.number, &r.params};
     if (ranked(r)) {
       const double weight = good[index++];
@@ -348,16 +367,14 @@ void TpeSampler::SampleGroup(const std::vector<const ParamSpec*>& group, const S
 
 std::optional<ParamSet> TpeSampler::Ask(std::int64_t number, const TrialHistory& history) {
   SplitMix64 rng = StreamFor(options_.seed, static_cast<std::uint64_t>(number));
-  const auto scored = std::count_if(history.finished.begin(), history.finished.end(), HasScore);
-  if (scored < options_.n_startup_trials) return RandomSampler::Draw(space_, rng);
+  if (Scored(history) < options_.n_startup_trials) return RandomSampler::Draw(space_, rng);
   return Propose(SplitTrials(number, history), rng);
 }
 
 std::vector<ParamSet> TpeSampler::AskBatch(const std::vector<std::int64_t>& numbers, const TrialHistory& history) {
   std::vector<ParamSet> out;
   out.reserve(numbers.size());  // the liar below points into it
-  const auto scored = std::count_if(history.finished.begin(), history.finished.end(), HasScore);
-  if (scored < options_.n_startup_trials) {
+  if (Scored(history) < options_.n_startup_trials) {
     for (std::int64_t n : numbers) {
       SplitMix64 rng = StreamFor(options_.seed, static_cast<std::uint64_t>(n));
       out.push_back(RandomSampler::Draw(space_, rng));

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ enum class TrialState : std::int8_t {
   kOomHost,      // reported a host allocation failure or was OOM-killed
   kTimeout,      // ran past trial.timeout and was killed
   kInterrupted,  // stopped because the sweep was shutting down; may be re-run
+  kPaused,       // at rest at a rung of a pruner that resumes (pruner.resume); a promotion continues it
 };
 
 const char* TrialStateName(TrialState state);
@@ -111,17 +113,26 @@ struct IntermediateValue {
   }
 };
 
-// Whether a finished trial has a value model-based samplers can rank: completed (and feasible),
-// or pruned with its last reported value.
+// Whether an ended trial has a value model-based samplers can rank: completed (and feasible),
+// or pruned or paused with its last reported value.
 // A COMPLETE trial outside study.constraints has no score: samplers treat it like a failure.
 inline bool HasScore(const TrialRecord& r) {
-  return (r.state == TrialState::kComplete || r.state == TrialState::kPruned) && r.value.has_value() && !r.infeasible();
+  return (r.state == TrialState::kComplete || r.state == TrialState::kPruned || r.state == TrialState::kPaused) &&
+         r.value.has_value() && !r.infeasible();
 }
+
+// Trials a resumed study continues rather than counts as ended (so their checkpoints must stay):
+// RUNNING rows (cut off), INTERRUPTED ones not yet run again under a new number, and PAUSED ones.
+std::set<std::int64_t> TrialsToContinue(const std::vector<TrialRecord>& trials);
 
 // What a sampler may look at: every finished trial, and the parameters of those still running.
 struct TrialHistory {
-  std::vector<TrialRecord> finished;         // in order of completion
+  std::vector<TrialRecord> finished;         // in order of completion; a trial appears once, when final
   std::map<std::int64_t, ParamSet> running;  // by trial number
+  // Trials at rest at a rung (pruner.resume), by number: evidence as a pruned trial is, until a
+  // promotion makes them run again (they leave) or the study ends (they join `finished`, PRUNED).
+  // Kept apart so that `finished` only grows and never holds a trial twice.
+  std::map<std::int64_t, TrialRecord> paused;
 };
 
 }  // namespace cleansweep

@@ -272,6 +272,17 @@ TEST(StudyConfig, PrunerOptionsAndOptunasDefaults) {
   EXPECT_NE(ErrorOf(std::string(kGood) + "pruner: {kind: asha, reduction_factor: 1}\n").find("must be at least 2"),
             std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kGood) + "pruner: {kind: early}\n").find("unknown pruner 'early'"), std::string::npos);
+  // Issue 17: rungs that pause and resume, for the pruners that have rungs.
+  EXPECT_FALSE(asha->pruner.resume);
+  Result<StudyConfig> pausing = LoadConfigText(std::string(kGood) + "pruner: {kind: asha, resume: true}\n", "cfg.yaml");
+  ASSERT_TRUE(pausing.ok()) << pausing.status().message();
+  EXPECT_TRUE(pausing->pruner.resume);
+  EXPECT_NE(ErrorOf(std::string(kGood) + "pruner: {kind: median, resume: true}\n")
+                .find("pruner.resume: does not apply to the median pruner"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kGood) + "pruner: {kind: hyperband, max_resource: 9, resume: sometimes}\n")
+                .find("pruner.resume"),
+            std::string::npos);
 }
 
 TEST(StudyConfig, MissingFileIsBadInput) {

@@ -605,6 +605,143 @@ TEST(CoordinatorResume, AnInterruptedTrialWithACheckpointGoesOnFromItUnderItsNum
   for (size_t i = 0; i < reported.size(); ++i) EXPECT_EQ(reported[i], static_cast<std::int64_t>(i));
 }
 
+// Issue 17: pruner.resume. Trials that are not good enough at a rung pause there (PAUSED attempts)
+// and go on from their checkpoint when promoted, under their own number; whatever the timing, the
+// best 1/eta of the trials at each rung went past it, every step is reported once, no trial starts
+// over, and no trial is left PAUSED once the study is done.
+StudyConfig PausingAsha(std::int64_t n_trials) {
+  StudyConfig config =
+      Config("{name: p, n_trials: " + std::to_string(n_trials) + ", direction: maximize}", "{kind: random, seed: 3}");
+  config.pruner.kind = "asha";  // rungs at steps 1 and 3; 9 is the last step, where nothing is decided
+  config.pruner.min_resource = 1;
+  config.pruner.max_resource = 9;
+  config.pruner.reduction_factor = 3;
+  config.pruner.resume = true;
+  return config;
+}
+
+TEST(CoordinatorPromotions, PausedTrialsGoOnFromTheirRungWhenPromotedAndTheBestOfEachRungWentPastIt) {
+  // Each trial worse than the one before: all but the first one or two pause at rung 0, and as the
+  // rung fills the best of them are promoted (12 at the rung keep 4), whatever the timing.
+  StudyConfig config = PausingAsha(12);
+  for (int i = 0; i < 12; ++i) config.enqueue.push_back({{"x", 0.9 - 0.05 * i}, {"n", std::int64_t{1}}});
+  Sweep sweep(config, 2);
+  sweep.launcher().checkpoints = true;
+  sweep.launcher().steps = 10;  // steps 0-9; FakeObjective x (step + 1) at each: the same order at every rung
+  sweep.launcher().step_pause = Millis(3);
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->finished, 12);
+  const auto& trials = sweep.store()->trials();
+  ASSERT_EQ(trials.size(), 12u) << "promotions continue trials: no new numbers";
+  std::map<std::int64_t, std::map<std::int64_t, int>> steps;  // trial -> step -> times reported
+  for (const IntermediateValue& v : sweep.store()->intermediate()) ++steps[v.trial][v.step];
+  for (const TrialRecord& r : trials) {
+    EXPECT_TRUE(r.state == TrialState::kComplete || r.state == TrialState::kPruned)
+        << "trial " << r.number << " ended " << TrialStateName(r.state);
+    std::int64_t expect = 0;
+    for (const auto& [step, times] : steps[r.number]) {
+      EXPECT_EQ(step, expect++) << "trial " << r.number << ": steps run on without a gap";
+      EXPECT_EQ(times, 1) << "trial " << r.number << " reported step " << step << " twice";
+    }
+    if (r.state == TrialState::kComplete) EXPECT_DOUBLE_EQ(*r.value, FakeObjective(r.params));
+    if (r.state == TrialState::kPruned) {
+      EXPECT_NE(r.reason.find("no promotion came before the study ended"), std::string::npos) << r.reason;
+    }
+  }
+  // Every earlier attempt is a pause at a rung with a checkpoint, and the next attempt went on from it.
+  ASSERT_FALSE(sweep.store()->attempts().empty()) << "no trial paused: nothing was tested";
+  std::map<std::int64_t, std::vector<const TrialRecord*>> attempts;
+  for (const TrialRecord& a : sweep.store()->attempts()) attempts[a.number].push_back(&a);
+  for (const auto& [number, earlier] : attempts) {
+    const TrialRecord* last = Find(trials, number);
+    EXPECT_EQ(last->attempt, static_cast<int>(earlier.size()) + 1);
+    EXPECT_EQ(last->resumed_from, earlier.back()->checkpoint_step);
+    for (size_t i = 0; i < earlier.size(); ++i) {
+      EXPECT_EQ(earlier[i]->state, TrialState::kPaused);
+      EXPECT_EQ(earlier[i]->attempt, static_cast<int>(i) + 1);
+      EXPECT_GE(earlier[i]->checkpoint_step, 1) << "paused at a rung";
+      EXPECT_EQ(earlier[i]->resumed_from, i == 0 ? -1 : earlier[i - 1]->checkpoint_step) << "never from the start";
+    }
+  }
+  // ASHA's promise, at each rung that decides: its best 1/3 (at least one) went past it.
+  for (const std::int64_t rung_step : {1, 3}) {
+    std::vector<std::pair<double, std::int64_t>> at_rung;  // value, trial
+    for (const TrialRecord& r : trials) {
+      const auto it = steps[r.number].lower_bound(rung_step);
+      if (it == steps[r.number].end()) continue;
+      for (const IntermediateValue& v : sweep.store()->intermediate()) {
+        if (v.trial == r.number && v.step == it->first) at_rung.push_back({v.value, r.number});
+      }
+    }
+    std::sort(at_rung.rbegin(), at_rung.rend());
+    const size_t keep = std::max<size_t>(1, at_rung.size() / 3);
+    for (size_t i = 0; i < keep; ++i) {
+      const std::int64_t n = at_rung[i].second;
+      EXPECT_GE(steps[n].rbegin()->first, rung_step == 1 ? 3 : 9)
+          << "trial " << n << " is among the best at step " << rung_step << " but did not go on";
+    }
+  }
+  EXPECT_NE(sweep.progress_text.find("it goes on from its checkpoint at step"), std::string::npos)
+      << sweep.progress_text;
+}
+
+// A study killed with trials paused: on resume they wait for promotion as before (one promoted at
+// once when the file already says it may go on), and those never promoted end PRUNED. Without
+// pruner.resume, a resumed study settles them PRUNED at once.
+TEST(CoordinatorPromotions, AResumedStudyPromotesItsPausedTrialsAndSettlesTheRest) {
+  std::vector<TrialRecord> prior;
+  std::vector<IntermediateValue> steps;
+  const double at_rung[] = {50, 40, 30, 20, 10, 5};  // values at step 1
+  for (std::int64_t n = 0; n < 6; ++n) {
+    TrialRecord r = Prior(n, n == 0 ? TrialState::kComplete : TrialState::kPaused, 0.1);
+    r.checkpoint_step = n == 0 ? 9 : 1;
+    r.last_step = n == 0 ? 9 : 1;
+    r.reason = "paused at rung 0 (step 1)";
+    for (std::int64_t s = 0; s <= r.last_step; ++s) {
+      steps.push_back({n, s, s == 1 ? at_rung[n] : 100.0 * static_cast<double>(s), 1.0, {}});
+    }
+    prior.push_back(r);
+  }
+  for (const bool resume : {true, false}) {
+    StudyConfig config = PausingAsha(6);
+    config.pruner.resume = resume;
+    Sweep sweep(config, 2);
+    sweep.launcher().checkpoints = true;
+    sweep.launcher().steps = 10;
+    for (const TrialRecord& r : prior) ASSERT_TRUE(sweep.store()->PutTrial(r).ok());
+    for (const IntermediateValue& v : steps) ASSERT_TRUE(sweep.store()->AppendIntermediate(v).ok());
+    sweep.prepare = [&](Coordinator& c) { c.Resume(prior, steps); };
+    const SystemClock clock;
+    Result<RunSummary> summary = sweep.Run(clock);
+    ASSERT_TRUE(summary.ok()) << summary.status().message();
+    EXPECT_EQ(summary->finished, 6);
+    const auto& trials = sweep.store()->trials();
+    ASSERT_EQ(trials.size(), 6u);
+    for (const TrialRecord& r : trials) EXPECT_NE(r.state, TrialState::kPaused) << r.number;
+    if (resume) {
+      EXPECT_NE(sweep.progress_text.find("5 paused at rungs"), std::string::npos) << sweep.progress_text;
+      // Six at rung 0 keep two: trial 0 went on long ago, trial 1 goes on now, from step 1.
+      EXPECT_EQ(sweep.launcher().resumed(), (std::map<std::int64_t, std::int64_t>{{1, 1}}));
+      EXPECT_EQ(Find(trials, 1)->attempt, 2);
+      EXPECT_EQ(Find(trials, 1)->resumed_from, 1);
+      ASSERT_EQ(sweep.store()->attempts().size(), 1u);
+      EXPECT_EQ(sweep.store()->attempts()[0].state, TrialState::kPaused);
+      for (std::int64_t n = 2; n < 6; ++n) {
+        EXPECT_EQ(Find(trials, n)->state, TrialState::kPruned);
+        EXPECT_NE(Find(trials, n)->reason.find("no promotion came before the study ended"), std::string::npos);
+      }
+    } else {
+      EXPECT_EQ(sweep.launcher().started, 0);
+      for (std::int64_t n = 1; n < 6; ++n) {
+        EXPECT_EQ(Find(trials, n)->state, TrialState::kPruned);
+        EXPECT_NE(Find(trials, n)->reason.find("resumed without pruner.resume"), std::string::npos);
+      }
+    }
+  }
+}
+
 // Issue 18: study.stop_when. No new trial starts once it is met; those running finish and are
 // recorded as usual, the study is complete (not interrupted), and the reason is in the store.
 TEST(CoordinatorStopWhen, ATargetReachedStartsNoNewTrialsAndLetsRunningOnesFinish) {

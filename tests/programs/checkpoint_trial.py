@@ -4,7 +4,9 @@ Its state is a running sum (step * x at each step), carried from one attempt to 
 through its checkpoints, so a final value of x * steps * (steps + 1) / 2 proves that no step was
 lost or counted twice across the attempts. Every step it computes is appended to executed.txt in
 its trial folder, so the test can count the work that was done again. With the parameter
-`checkpoint: false` it declares none (bench/run_preemption_bench.sh's contrast).
+`checkpoint: false` it declares none (bench/run_preemption_bench.sh's contrast). Told to stop by
+a pruner (pruned, or paused at a rung: tests/reliability/asha_resume_test.sh), it exits after the
+step's checkpoint.
 usage: checkpoint_trial.py WORK_DIR   (the argument only marks the process as the test's)
 """
 import json
@@ -44,4 +46,6 @@ for step in range(first, steps + 1):
     trial.report(step, total)
     if declare:
         trial.save_checkpoint(step, writer({"step": step, "total": total}), ".json")
+    if trial.should_prune():
+        sys.exit(0)
 trial.finish(total)

@@ -155,5 +155,102 @@ TEST(Hyperband, TrialsCompeteOnlyWithinTheirBracket) {
   EXPECT_EQ(reason->rfind("bracket 0: pruned at rung 0", 0), 0u) << *reason;
 }
 
+// Issue 17: pruner.resume. A trial not good enough at its rung pauses (the same decision, worded
+// as a pause); a paused trial is promoted once enough trials reached its rung for it to be in the
+// best 1/eta there, the highest rung first.
+TEST(SuccessiveHalvingResume, PausesWhereItWouldPruneAndPromotesAsTheRungFills) {
+  PrunerOptions o = Asha();  // eta 3: rungs at steps 1, 3, 9
+  o.resume = true;
+  SuccessiveHalvingPruner p(o, Direction::kMaximize, 0);
+  EXPECT_TRUE(p.Pauses());
+  EXPECT_FALSE(SuccessiveHalvingPruner(Asha(), Direction::kMaximize, 0).Pauses());
+  Curves c = {{0, Curve({{1, 0.9}}, TrialState::kRunning)}, {1, Curve({{1, 0.8}}, TrialState::kRunning)}};
+  EXPECT_FALSE(p.ShouldPrune(0, 1, c));
+  const std::optional<std::string> reason = p.ShouldPrune(1, 1, c);
+  ASSERT_TRUE(reason);
+  EXPECT_EQ(*reason, "paused at rung 0 (step 1): value 0.8 is not (yet) in the best 1 of 2 trials at that rung");
+  c[1].state = TrialState::kPaused;
+  EXPECT_FALSE(p.Promote(c)) << "the best 1 of 2 is trial 0";
+  c[2] = Curve({{1, 0.5}}, TrialState::kPaused);
+  c[3] = Curve({{1, 0.4}}, TrialState::kPruned);
+  c[4] = Curve({{1, 0.3}}, TrialState::kRunning);
+  c[5] = Curve({{1, 0.2}, {2, 0.25}}, TrialState::kPaused);  // ran a step past the rung before it stopped
+  // Six at rung 0 keep the best 2: trial 0 went on at once, trial 1 (0.8) may now.
+  std::optional<Promotion> next = p.Promote(c);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->number, 1);
+  EXPECT_EQ(next->rung, 0);
+  EXPECT_EQ(next->rung_step, 1);
+  EXPECT_EQ(next->reason, "promoted at rung 0 (step 1): value 0.8 is now in the best 2 of 6 trials at that rung");
+  c[1].state = TrialState::kRunning;
+  EXPECT_FALSE(p.Promote(c)) << "0.5 is third of six";
+  // A higher rung goes first: trial 6 paused at rung 1 (step 3), alone there, so in the best 1.
+  c[6] = Curve({{1, 0.99}, {3, 0.7}}, TrialState::kPaused);
+  for (int i = 7; i < 12; ++i) c[i] = Curve({{1, 0.1}}, TrialState::kPruned);  // rung 0 keeps 12 / 3 = 4
+  next = p.Promote(c);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->number, 6) << "rung 1 before rung 0";
+  EXPECT_EQ(next->rung, 1);
+  // Trial 0 reaches rung 1 with more: two there keep the best 1, trial 0. Rung 0 now holds 12 and
+  // keeps 4 (0.99, 0.9, 0.8, 0.5): trial 2 may go on.
+  c[0].values[3] = 0.95;
+  next = p.Promote(c);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->number, 2);
+  EXPECT_EQ(next->rung, 0);
+}
+
+TEST(SuccessiveHalvingResume, AReportPastSeveralRungsIsJudgedAtTheHighest) {
+  PrunerOptions o = Asha();
+  o.resume = true;
+  SuccessiveHalvingPruner p(o, Direction::kMinimize, 0);
+  // Trial 1 reports every 4 steps: its step-4 report reaches rungs 0 and 1 (steps 1 and 3) at once.
+  Curves c = {{0, Curve({{1, 0.5}, {3, 0.1}})}, {1, Curve({{4, 0.2}}, TrialState::kRunning)}};
+  const std::optional<std::string> reason = p.ShouldPrune(1, 4, c);
+  ASSERT_TRUE(reason);  // at rung 1 (0.2 against 0.1), not at rung 0 where it would be the best
+  EXPECT_EQ(reason->rfind("paused at rung 1 (step 3)", 0), 0u) << *reason;
+  c[1].state = TrialState::kPaused;
+  c[2] = Curve({{1, 0.9}, {3, 0.3}});
+  c[3] = Curve({{1, 0.9}, {3, 0.4}});
+  const std::optional<Promotion> next = p.Promote(c);  // rung 1 holds 4 now: the best 1 is trial 0
+  EXPECT_FALSE(next);
+  c[4] = Curve({{1, 0.9}, {3, 0.15}});
+  c[5] = Curve({{1, 0.9}, {3, 0.5}});
+  EXPECT_FALSE(p.Promote(c)) << "6 at rung 1 keep 2: 0.1 and 0.15, not 0.2";
+  for (int i = 6; i < 9; ++i) c[i] = Curve({{1, 0.9}, {3, 0.6}}, TrialState::kPruned);
+  const std::optional<Promotion> promoted = p.Promote(c);  // 9 keep 3: 0.1, 0.15 and 0.2
+  ASSERT_TRUE(promoted);
+  EXPECT_EQ(promoted->number, 1);
+  EXPECT_EQ(promoted->rung, 1) << "its rung is the highest its reports reached";
+}
+
+TEST(HyperbandResume, EachBracketPromotesItsOwnPausedTrials) {
+  PrunerOptions o = Asha(1, 27);
+  o.kind = "hyperband";
+  o.resume = true;
+  HyperbandPruner p(o, Direction::kMaximize);
+  EXPECT_TRUE(p.Pauses());
+  std::vector<std::int64_t> zero;  // trials of bracket 0 (rungs at 1, 3, 9)
+  std::int64_t other = -1;         // one of another bracket
+  for (std::int64_t n = 0; zero.size() < 4 || other < 0; ++n) {
+    if (p.BracketOf(n) == 0) {
+      if (zero.size() < 4) zero.push_back(n);
+    } else if (other < 0) {
+      other = n;
+    }
+  }
+  Curves c = {{zero[0], Curve({{1, 0.9}})}, {zero[1], Curve({{1, 0.5}}, TrialState::kPaused)}};
+  c[other] = Curve({{1, 0.1}, {3, 0.1}}, TrialState::kComplete);  // not in bracket 0's rung
+  EXPECT_FALSE(p.Promote(c));
+  c[zero[2]] = Curve({{1, 0.2}});
+  c[zero[3]] = Curve({{1, 0.3}}, TrialState::kPruned);
+  const std::optional<Promotion> next = p.Promote(c);  // bracket 0's rung 0 holds 4: keep 1 -- trial zero[0]
+  EXPECT_FALSE(next);
+  c[zero[0]].values[1] = 0.4;  // now the paused one leads
+  ASSERT_TRUE(p.Promote(c));
+  EXPECT_EQ(p.Promote(c)->number, zero[1]);
+  EXPECT_EQ(p.Promote(c)->reason.rfind("bracket 0: promoted at rung 0", 0), 0u) << p.Promote(c)->reason;
+}
+
 }  // namespace
 }  // namespace cleansweep

@@ -117,6 +117,34 @@ TEST(TpeSampler, SameSeedAndHistoryGiveTheSameSuggestion) {
   EXPECT_NE(*a->Ask(40, history), *other->Ask(40, history));
 }
 
+// Issue 17: trials paused at a rung (pruner.resume) are kept apart from the finished ones, and TPE
+// learns from them as it does from pruned trials: the same history either way gives the same
+// suggestions, and one that lacks them does not.
+TEST(TpeSampler, PausedTrialsAreEvidenceAsPrunedOnesAre) {
+  const StudyConfig config = Config(kSpace, "{kind: tpe, seed: 4}");
+  std::unique_ptr<Sampler> run = MakeSampler(config).value();
+  const TrialHistory ran = RunTrials(*run, 30, Quadratic);
+  TrialHistory pruned, paused, without;
+  for (const TrialRecord& r : ran.finished) {
+    TrialRecord ended = r;
+    const bool late = r.number >= 15;  // the newest, as paused trials come after finished ones
+    ended.state = late ? TrialState::kPruned : r.state;
+    pruned.finished.push_back(ended);
+    if (late) {
+      ended.state = TrialState::kPaused;
+      paused.paused[r.number] = ended;
+    } else {
+      paused.finished.push_back(ended);
+      without.finished.push_back(ended);
+    }
+  }
+  std::unique_ptr<Sampler> sampler = MakeSampler(config).value();
+  for (std::int64_t n = 30; n < 34; ++n) {
+    EXPECT_EQ(*sampler->Ask(n, paused), *sampler->Ask(n, pruned));
+    EXPECT_NE(*sampler->Ask(n, paused), *sampler->Ask(n, without));
+  }
+}
+
 // Mean distance of each suggestion to its nearest neighbour, in the unit square.
 double Spread(const std::vector<ParamSet>& points) {
   double sum = 0;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "launch/launcher.hpp"
 #include "trial/param_value.hpp"
@@ -36,6 +37,7 @@ class FakeTrial : public TrialProcess {
 
   void Poll(Millis, std::vector<StepValue>* steps) override {
     if (finished_) return;
+    if (step_pause_ > Millis(0)) std::this_thread::sleep_for(step_pause_);
     if (die_by_ != 0) {  // killed by a signal from outside (a batch system's SIGTERM, say)
       outcome_.state = TrialState::kCrash;
       outcome_.signal = die_by_;
@@ -95,6 +97,8 @@ class FakeTrial : public TrialProcess {
     step_ = resume_step + 1;
     checkpoints_ = declare;
   }
+  // Each poll takes this long (a step of real work), so that a pruner's word arrives in time.
+  void PausePerStep(Millis pause) { step_pause_ = pause; }
 
  private:
   ParamSet params_;
@@ -107,6 +111,7 @@ class FakeTrial : public TrialProcess {
   double seconds_;
   std::int64_t step_ = 0;
   bool checkpoints_ = false;
+  Millis step_pause_{0};
   bool finished_ = false;
   std::optional<TrialState> stop_;
   std::string reason_;
@@ -126,15 +131,18 @@ class FakeLauncher : public Launcher {
       last_env_ = spec.env;
     }
     Result<ParamSet> params = ParamSetFromJson(nlohmann::json::parse(spec.env.at("CLEANSWEEP_PARAMS")));
-    const int polls = 1 + static_cast<int>(started % 3);  // uneven durations
     const bool crash = std::stoi(spec.env.at("CLEANSWEEP_ATTEMPT")) < crash_until_attempt;
     const std::int64_t number = std::stoll(spec.env.at("CLEANSWEEP_TRIAL"));
     const bool hang = hang_ || (hang_from >= 0 && number >= hang_from);
-    auto trial =
-        std::make_unique<FakeTrial>(*params, polls, hang, crash, die_by_signal, &deaths, number, trial_seconds);
     const auto resume = spec.env.find("CLEANSWEEP_RESUME_STEP");
     const bool resumes = resume != spec.env.end() && !resume->second.empty();
-    trial->Checkpointing(resumes ? std::stoll(resume->second) : -1, checkpoints);
+    const std::int64_t resume_step = resumes ? std::stoll(resume->second) : -1;
+    // Uneven durations; or with `steps`, steps 0 .. steps - 1 in all, wherever it starts.
+    const int polls = steps > 0 ? static_cast<int>(steps - 1 - resume_step) : 1 + static_cast<int>(started % 3);
+    auto trial =
+        std::make_unique<FakeTrial>(*params, polls, hang, crash, die_by_signal, &deaths, number, trial_seconds);
+    trial->Checkpointing(resume_step, checkpoints);
+    trial->PausePerStep(step_pause);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (resumes) resumed_[number] = std::stoll(resume->second);
@@ -161,6 +169,8 @@ class FakeLauncher : public Launcher {
   double trial_seconds = 0.5;   // how long a completed trial says it ran (its start and end times)
   std::int64_t hang_from = -1;  // trials numbered this or higher run until stopped (-1: none)
   bool checkpoints = false;     // trials declare a checkpoint after every step
+  std::int64_t steps = 0;       // > 0: every trial reports steps 0 .. steps - 1 (one per poll), then completes
+  Millis step_pause{0};         // with steps: how long each step takes
 
  private:
   bool hang_;
