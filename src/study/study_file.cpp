@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <ctime>
@@ -13,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +30,9 @@ namespace cleansweep {
 namespace {
 
 constexpr hsize_t kChunkRows = 64;
+
+// How long a resume waits for a reader that holds HDF5's lock on the study file to let go.
+constexpr std::chrono::seconds kLockedFileWait(10);
 // Space kept allocated past the end of the file, renewed when half of it is used: one turn writes
 // at most 256 results' rows (output tails included, under 3 MiB) plus HDF5's metadata.
 constexpr size_t kFlushReserveBytes = size_t{8} << 20;
@@ -333,9 +338,23 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
            H5Lexists(r->get(), "attempts", H5P_DEFAULT) > 0;
   }();
   h5::Handle fapl = LatestFormatAccess(true);
-  Result<h5::Handle> f =
-      h5::CheckId(H5Fopen(path.c_str(), unchanged ? H5F_ACC_RDWR | H5F_ACC_SWMR_WRITE : H5F_ACC_RDWR, fapl.get()),
-                  path + ": cannot open the study file to resume it");
+  const unsigned flags = unchanged ? H5F_ACC_RDWR | H5F_ACC_SWMR_WRITE : H5F_ACC_RDWR;
+  const std::string what = path + ": cannot open the study file to resume it";
+  Result<h5::Handle> f = h5::CheckId(H5Fopen(path.c_str(), flags, fapl.get()), what);
+  // HDF5 locks the file while a reader opens it (and for as long as a reader without SWMR keeps it
+  // open), and a writer is refused meanwhile: a monitoring loop's reader goes away in moments.
+  const auto give_up = std::chrono::steady_clock::now() + kLockedFileWait;
+  while (!f.ok() && f.status().message().find("unable to lock file") != std::string::npos &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    f = h5::CheckId(H5Fopen(path.c_str(), flags, fapl.get()), what);
+  }
+  if (!f.ok() && f.status().message().find("unable to lock file") != std::string::npos) {
+    return Status::IoError(path + ": another program has the study file open (a reader that does not use SWMR, " +
+                           "such as h5py.File(path) without swmr=True, or HDFView) and HDF5 refuses to write it " +
+                           "meanwhile; close that program, or read with swmr=True, and resume again (" +
+                           f.status().message() + ")");
+  }
   if (!f.ok()) return f.status();
   file->file = std::move(*f);
   Result<long long> schema = h5::ReadIntAttr(file->file.get(), "schema_version");
@@ -559,6 +578,8 @@ Status StudyFile::PutTrial(const TrialRecord& r) {
   }
   if (impl_->trials_layout.Find("checkpoint_step")) row.Set("checkpoint_step", r.checkpoint_step);
   if (impl_->trials_layout.Find("resumed_from")) row.Set("resumed_from", r.resumed_from);
+  if (impl_->trials_layout.Find("parent")) row.Set("parent", r.parent);
+  if (impl_->trials_layout.Find("generation")) row.Set("generation", r.generation);
   if (impl_->trials_layout.Find(kTextChecksumColumn)) {
     row.Set(kTextChecksumColumn, std::int64_t{TextChecksum(r.reason, r.output_tail, r.attrs_json)});
   }

@@ -64,6 +64,8 @@ TrialRecord Record(std::int64_t number, bool sgd) {
   r.attrs_json = R"({"n_params":1000})";
   r.checkpoint_step = number % 5 == 0 ? -1 : number % 7;
   r.resumed_from = number % 5 == 0 ? -1 : number % 3;
+  r.parent = number % 4 == 0 ? -1 : number / 2;  // population-based training's lineage
+  r.generation = number % 4 == 0 ? 0 : number % 6;
   return r;
 }
 
@@ -117,6 +119,8 @@ TEST(StudyFile, WritesAndReadsBackEveryField) {
     EXPECT_EQ(got.attrs_json, expected.attrs_json);
     EXPECT_EQ(got.checkpoint_step, expected.checkpoint_step);
     EXPECT_EQ(got.resumed_from, expected.resumed_from);
+    EXPECT_EQ(got.parent, expected.parent);
+    EXPECT_EQ(got.generation, expected.generation);
   }
   ASSERT_EQ(study->attempts.size(), 1u);
   const TrialRecord& attempt = study->attempts[0];
@@ -239,6 +243,42 @@ TEST(StudyFile, ResumingKeepsOrReplacesTheStoredConfigAsItChanged) {
   Result<StudyData> read = ReadStudyFile(path);
   ASSERT_TRUE(read.ok()) << read.status().message();
   EXPECT_EQ(read->trials.size(), 2u);
+  EXPECT_NE(read->config.yaml_text.find("# resumed with --set"), std::string::npos);
+}
+
+// A resume that changed the config opens the file plainly for a moment, which HDF5 refuses while
+// another process holds its lock (a reader opening it, or one without SWMR for as long as it keeps
+// it open): the resume waits for the reader to let go instead of failing at once.
+TEST(StudyFile, AResumeWaitsForAReaderThatHoldsTheFileLock) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  ASSERT_TRUE(StudyFile::Create(path, Config(path)).ok());
+  int opened[2];
+  ASSERT_EQ(::pipe(opened), 0);
+  const pid_t reader = ::fork();
+  if (reader == 0) {  // a plain (non-SWMR) reader that keeps the file open for 700 ms
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) ::_exit(1);
+    if (::write(opened[1], "x", 1) != 1) ::_exit(2);
+    ::usleep(700'000);
+    H5Fclose(f);
+    ::_exit(0);
+  }
+  ::close(opened[1]);
+  char byte = 0;
+  ASSERT_EQ(::read(opened[0], &byte, 1), 1) << "the reader could not open the file";
+  ::close(opened[0]);
+  StudyConfig changed = Config(path);
+  changed.yaml_text += "# resumed with --set\n";
+  Result<std::unique_ptr<StudyFile>> file = StudyFile::Reopen(path, changed);
+  int status = 0;
+  ASSERT_EQ(::waitpid(reader, &status, 0), reader);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  ASSERT_TRUE((*file)->PutTrial(Record(0, true)).ok());
+  file->reset();
+  Result<StudyData> read = ReadStudyFile(path);
+  ASSERT_TRUE(read.ok()) << read.status().message();
   EXPECT_NE(read->config.yaml_text.find("# resumed with --set"), std::string::npos);
 }
 
