@@ -1,8 +1,11 @@
 #!/bin/bash
 # The quickstart sweep (configs/quickstart.yaml: 12 trials, random sampler, seed 7, 3,000 images)
-# with EPOCHS epochs per trial, run twice in one go: without a pruner and with ASHA (its defaults:
-# rungs at epochs 1, 4, 16, ...). Same trials, same seed; prints wall time and best validation accuracy of
-# each. About 18 minutes on 2 cores with the defaults (27 epochs, 12 trials), 35 with 24 trials.
+# with EPOCHS epochs per trial, run three times in one go: without a pruner, with ASHA as it stops
+# trials (its defaults: rungs at epochs 1, 4, 16, ...), and with ASHA whose rungs pause and resume
+# (pruner.resume: a trial not yet good enough at a rung exits after its checkpoint, and a promotion
+# continues it in a fresh process). Same trials, same seed; prints wall time, best validation
+# accuracy and the epochs each one trained (epochs run again after a checkpoint included). About
+# 25 minutes on 2 cores with the defaults (27 epochs, 12 trials), 45 with 24 trials.
 #   bench/run_pruning_bench.sh [EPOCHS] [TRIALS]
 set -euo pipefail
 epochs=${1:-27}  # per trial; ASHA (default reduction factor 4) has rungs at epochs 1, 4 and 16
@@ -24,13 +27,16 @@ import sys, h5py
 path, name, start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 with h5py.File(path, "r", swmr=True) as f:
     t = f["trials"][:]
+    attempts = f["attempts"][:] if "attempts" in f else t[:0]
 done = t[t["state"] == b"COMPLETE"]
-epochs = int(sum(r["last_step"] for r in t))
-print("| %s | %.0f s | %.4f | %d | %d | %d |" % (name, end - start, done["value"].max(), len(done),
-      (t["state"] == b"PRUNED").sum(), epochs))
+# Each attempt trained from the epoch after the one it resumed from (0: from the start) to its last.
+epochs = int(sum(r["last_step"] - max(r["resumed_from"], 0) for rows in (t, attempts) for r in rows))
+print("| %s | %.0f s | %.4f | %d | %d | %d | %d |" % (name, end - start, done["value"].max(), len(done),
+      (t["state"] == b"PRUNED").sum(), (attempts["state"] == b"PAUSED").sum(), epochs))
 PY
 }
-echo "| pruner | wall time | best validation accuracy | completed | pruned | epochs trained |"
-echo "|---|---|---|---|---|---|"
+echo "| pruner | wall time | best validation accuracy | completed | pruned | promotions | epochs trained |"
+echo "|---|---|---|---|---|---|---|"
 run none "{kind: none}"
 run asha "{kind: asha, min_resource: 1, max_resource: $epochs}"
+run asha-resume "{kind: asha, min_resource: 1, max_resource: $epochs, resume: true}"
