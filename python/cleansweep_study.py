@@ -24,7 +24,9 @@ before it existed), `duration` in seconds, the run fields
 (`worker`, `host`, `gpu`, `exit_code`, `signal`, `peak_rss_kb`, `attempt`, `retry_of`, `enqueued`,
 `sampler_ms`, `last_step`, `reason`, `output_tail`), `checkpoint_step` and `resumed_from` (the last
 step whose checkpoint the trial declared, the step its latest attempt resumed from; -1 for none and in
-files written before checkpoints: docs/checkpoints.md), what each trial cost (`cpu_seconds`, `gpu_seconds`,
+files written before checkpoints: docs/checkpoints.md), `parent` and `generation` (population-based
+training's lineage: the trial whose checkpoint it started from, -1 for none, and how many such starts lie
+behind it: docs/samplers.md), what each trial cost (`cpu_seconds`, `gpu_seconds`,
 `energy_j`; NaN when unknown, and in files written before them) and `attrs`, the trial's user attributes as a
 dict. A study of several metrics also has `value_<metric>` per metric (`value` is the first's) and `pareto`
 (bool: on the Pareto front of the COMPLETE trials). `violation` says how far a COMPLETE trial lies outside
@@ -325,9 +327,9 @@ def load_study(path, retries=5, timeout=5.0):
     for name in _COST:
         if name not in raw.dtype.names:  # files written before the cost columns: unknown
             trials[name] = np.nan
-    for name in ("checkpoint_step", "resumed_from"):
-        if name not in raw.dtype.names:  # files written before checkpoints: none
-            trials[name] = np.int64(-1)
+    for name, none in (("checkpoint_step", -1), ("resumed_from", -1), ("parent", -1), ("generation", 0)):
+        if name not in raw.dtype.names:  # files written before checkpoints or lineage: none
+            trials[name] = np.int64(none)
     trials["enqueued"] = trials["enqueued"].astype(bool)
     if "pareto" in trials:
         trials["pareto"] = trials["pareto"].astype(bool)

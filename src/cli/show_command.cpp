@@ -114,6 +114,39 @@ void PrintIdleGaps(const StudyData& study) {
 }
 
 // What the trials cost together (docs/study-format.md): the sums over the trials that know it.
+// Population-based training: how far the lineage went, and where the best trial comes from.
+void PrintAncestry(const StudyData& study, const TrialRecord& best) {
+  std::map<std::int64_t, const TrialRecord*> by_number;
+  std::int64_t children = 0, generations = 0;
+  for (const TrialRecord& r : study.trials) {
+    by_number[r.number] = &r;
+    children += r.parent >= 0 ? 1 : 0;
+    generations = std::max(generations, r.generation);
+  }
+  if (children == 0) return;
+  std::map<std::int64_t, std::int64_t> started_at;  // where each trial's first attempt began
+  for (const TrialRecord& a : study.attempts) {
+    if (a.attempt == 1) started_at[a.number] = a.resumed_from;
+  }
+  for (const TrialRecord& r : study.trials) {
+    if (r.attempt == 1) started_at[r.number] = r.resumed_from;
+  }
+  std::string chain = std::to_string(best.number);
+  std::set<std::int64_t> seen = {best.number};
+  for (const TrialRecord* r = &best; r->parent >= 0 && seen.insert(r->parent).second;) {
+    const auto start = started_at.find(r->number);
+    chain += " <- " + std::to_string(r->parent) +
+             (start != started_at.end() ? " at step " + std::to_string(start->second) : std::string());
+    const auto up = by_number.find(r->parent);
+    if (up == by_number.end()) break;
+    r = up->second;
+  }
+  std::printf(
+      "  lineage        %s (population-based training: %lld trials started from another's checkpoint, up "
+      "to generation %lld)\n",
+      chain.c_str(), static_cast<long long>(children), static_cast<long long>(generations));
+}
+
 void PrintCost(const StudyData& study) {
   double cpu = 0, gpu = 0, energy = 0;
   int with_cpu = 0, with_energy = 0;
@@ -235,6 +268,7 @@ int ShowCommand(const ShowArgs& args) {
     const auto it = best->params.find(spec.name);
     if (it != best->params.end()) std::printf("  %-14s %s\n", spec.name.c_str(), FormatValue(it->second).c_str());
   }
+  PrintAncestry(*study, *best);
   PrintTop(*study, args.top);
   return kExitOk;
 }

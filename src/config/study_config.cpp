@@ -211,6 +211,7 @@ const std::map<std::string, std::set<std::string>>& SamplerKeys() {
       {"sobol", {"scramble"}},
       {"cmaes", {"n_startup_trials", "sigma0", "popsize"}},
       {"nsga2", {"population_size", "crossover_prob", "swapping_prob", "mutation_prob"}},
+      {"pbt", {"population", "interval", "quantile", "perturb", "resample_probability"}},
   };
   return keys;
 }
@@ -220,17 +221,64 @@ bool AcceptsSeveralMetrics(const std::string& kind) {
   return kind == "random" || kind == "grid" || kind == "sobol" || kind == "nsga2" || kind == "tpe";
 }
 
+Status ParsePbt(const YamlReader& r, const ConfigSection& sampler, SamplerOptions* out) {
+  if (out->kind != "pbt") return Status::Ok();
+  CS_RETURN_IF_ERROR(sampler.Read("population", &out->population, 2, 1'000'000));
+  if (!sampler.Has("interval")) {
+    return sampler.Error("kind", "pbt needs sampler.interval: the steps a member trains between its checks");
+  }
+  CS_RETURN_IF_ERROR(sampler.Read("interval", &out->interval, 1));
+  CS_RETURN_IF_ERROR(sampler.Read("quantile", &out->quantile));
+  if (!(out->quantile > 0 && out->quantile <= 0.5)) return sampler.Error("quantile", "must be in (0, 0.5]");
+  CS_RETURN_IF_ERROR(sampler.Read("resample_probability", &out->resample_probability));
+  if (!(out->resample_probability >= 0 && out->resample_probability <= 1)) {
+    return sampler.Error("resample_probability", "must be in [0, 1]");
+  }
+  if (sampler.Has("perturb")) {
+    const YAML::Node list = sampler["perturb"];
+    if (!list.IsSequence() || list.size() == 0) {
+      return sampler.Error("perturb", "must be a list of factors, such as [0.8, 1.2]");
+    }
+    out->perturb.clear();
+    for (const YAML::Node& factor : list) {
+      Result<double> f = r.Number(factor, sampler.Key("perturb"));
+      if (!f.ok()) return f.status();
+      if (!(*f > 0 && std::isfinite(*f))) return r.Error(factor, sampler.Key("perturb"), "factors must be > 0");
+      out->perturb.push_back(*f);
+    }
+  }
+  return Status::Ok();
+}
+
 Status ParseSampler(const YamlReader& r, const YAML::Node& node, bool several_metrics, SamplerOptions* out) {
   if (!node) return Status::Ok();
   CS_RETURN_IF_ERROR(r.CheckKeys(node, "sampler",
-                                 {"kind", "seed", "n_startup_trials", "n_ei_candidates", "gamma", "gamma_max",
-                                  "prior_weight", "multivariate", "constant_liar", "scramble", "sigma0", "popsize",
-                                  "population_size", "crossover_prob", "swapping_prob", "mutation_prob"}));
+                                 {"kind",
+                                  "seed",
+                                  "n_startup_trials",
+                                  "n_ei_candidates",
+                                  "gamma",
+                                  "gamma_max",
+                                  "prior_weight",
+                                  "multivariate",
+                                  "constant_liar",
+                                  "scramble",
+                                  "sigma0",
+                                  "popsize",
+                                  "population_size",
+                                  "crossover_prob",
+                                  "swapping_prob",
+                                  "mutation_prob",
+                                  "population",
+                                  "interval",
+                                  "quantile",
+                                  "perturb",
+                                  "resample_probability"}));
   const ConfigSection sampler(r, node, "sampler");
   CS_RETURN_IF_ERROR(sampler.Read("kind", &out->kind));
   if (!SamplerKeys().count(out->kind)) {
-    return sampler.Error("kind",
-                         "unknown sampler '" + out->kind + "' (available: random, grid, tpe, sobol, cmaes, nsga2)");
+    return sampler.Error(
+        "kind", "unknown sampler '" + out->kind + "' (available: random, grid, tpe, sobol, cmaes, nsga2, pbt)");
   }
   const std::set<std::string>& allowed = SamplerKeys().at(out->kind);
   for (const auto& item : node) {
@@ -269,7 +317,7 @@ Status ParseSampler(const YamlReader& r, const YAML::Node& node, bool several_me
   if (sampler.Has("mutation_prob") && out->mutation_prob == 0) {
     return sampler.Error("mutation_prob", "must be in (0, 1]; leave it out for 1 / (number of parameters)");
   }
-  return Status::Ok();
+  return ParsePbt(r, sampler, out);
 }
 
 Status ParsePruner(const YamlReader& r, const YAML::Node& node, PrunerOptions* out) {
@@ -649,10 +697,23 @@ Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& s
                        " (study.metrics); samplers for several metrics: nsga2, tpe, random, grid, sobol");
   }
   CS_RETURN_IF_ERROR(ParsePruner(r, root["pruner"], &config.pruner));
+  if (config.sampler.kind == "pbt" && config.pruner.kind != "none") {
+    return r.Error(root["pruner"], "pruner", "pbt stops and replaces its members itself; leave out pruner:");
+  }
+  if (config.sampler.kind == "pbt" && config.study.n_trials < config.sampler.population) {
+    return r.Error(root["study"]["n_trials"], "study.n_trials",
+                   "counts the pbt population's " + std::to_string(config.sampler.population) +
+                       " members and every member that replaces one: it must be at least sampler.population");
+  }
   Result<SearchSpace> space = ParseSpace(r, root["space"]);
   if (!space.ok()) return space.status();
   config.space = std::move(*space);
   CS_RETURN_IF_ERROR(ParseTrial(r, root["trial"], config.space, &config.trial));
+  if (config.sampler.kind == "pbt" && config.trial.checkpoint_keep == CheckpointKeep::kNone) {
+    return r.Error(root["trial"]["checkpoint_keep"], "trial.checkpoint_keep",
+                   "none would remove the checkpoints of finished members, which pbt starts new members from; use "
+                   "last or all");
+  }
   CS_RETURN_IF_ERROR(ParseWorkers(r, root["workers"], &config.workers));
   CS_RETURN_IF_ERROR(ParseEnqueue(r, root["enqueue"], config, &config.enqueue));
   config.yaml_text = overrides.empty() ? text : YAML::Dump(root) + "\n";

@@ -85,7 +85,7 @@ struct StudyOptions {  // study:
 std::string TrialsRoot(const StudyOptions& study);
 
 struct SamplerOptions {         // sampler:
-  std::string kind = "random";  // random | grid | tpe | sobol | cmaes | nsga2
+  std::string kind = "random";  // random | grid | tpe | sobol | cmaes | nsga2 | pbt
   std::uint64_t seed = 0;
   // tpe (docs/samplers.md compares each default with Optuna's)
   int n_startup_trials = 10;  // tpe, cmaes: random trials before the model takes over
@@ -105,6 +105,12 @@ struct SamplerOptions {         // sampler:
   double crossover_prob = 0.9;  // a child is a crossover of two parents (else a copy of one)
   double swapping_prob = 0.5;   // uniform crossover: each parameter from the second parent
   double mutation_prob = 0;     // per parameter; 0: 1 / (number of parameters)
+  // pbt: population-based training (docs/samplers.md)
+  std::int64_t population = 8;               // members trained at once, the first ones drawn at random
+  std::int64_t interval = 0;                 // steps between a member's checks (required)
+  double quantile = 0.25;                    // bottom fraction replaced from the top fraction
+  std::vector<double> perturb = {0.8, 1.2};  // a numeric parameter is multiplied by one of these
+  double resample_probability = 0.25;        // ... or, with this probability, drawn afresh
 };
 
 struct PrunerOptions {        // pruner: (docs/pruners.md)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "pruners/pbt_pruner.hpp"
 #include "util/number_format.hpp"
 
 namespace cleansweep {
@@ -37,7 +38,10 @@ Coordinator::Coordinator(const StudyConfig& config, Transport* transport, Sample
     timing_.setup_timeout = std::max(timing_.setup_timeout, config.trial.prepare_timeout + Millis(60'000));
   }
   target_ = config.study.n_trials;
-  pruner_ = MakePruner(config.pruner, config.study.direction);
+  // Population-based training schedules its members as a pruner whose rungs pause them.
+  pruner_ = config.sampler.kind == "pbt" ? std::make_unique<PbtPruner>(config.sampler, config.study.direction)
+                                         : MakePruner(config.pruner, config.study.direction);
+  fresh_limit_ = sampler->FreshLimit().value_or(std::numeric_limits<std::int64_t>::max());
   if (const auto capacity = sampler->Capacity(); capacity && *capacity < target_) target_ = *capacity;
   target_ = ShardSize(config.study.shard, target_);  // this shard's part of the sweep's trial list
 }
@@ -111,9 +115,13 @@ Millis Coordinator::UntilBudget() const {
   return left_s <= 0 ? Millis(0) : Millis(static_cast<Millis::rep>(std::ceil(left_s * 1e3)));
 }
 
-bool Coordinator::FreshLeft() const {
+bool Coordinator::Room() const {
   const auto open = static_cast<std::int64_t>(history_.running.size()) + ledger_.rerun_count() + ledger_.paused_count();
-  return !sampler_exhausted_ && stop_when_reason_.empty() && ledger_.finished() + open < target_;
+  return ledger_.finished() + open < target_;
+}
+
+bool Coordinator::FreshLeft() const {
+  return !sampler_exhausted_ && stop_when_reason_.empty() && fresh_ < fresh_limit_ && Room();
 }
 
 // Once study.stop_when is met, trials that would run again (interrupted, retries) are not work left.
@@ -148,7 +156,8 @@ Status Coordinator::SettlePaused() {
     record.reason = "pruned: " + record.reason + "; no promotion came before the study ended";
     CS_RETURN_IF_ERROR(StageRow(record));
     if (config_.trial.checkpoint_keep == CheckpointKeep::kNone && record.worker > 0) {
-      pending_releases_.push_back({record.worker, ReleaseMsg{number, std::numeric_limits<std::int64_t>::max()}});
+      pending_releases_.push_back(
+          {record.worker, ReleaseMsg{number, ReleaseBound(number, std::numeric_limits<std::int64_t>::max())}});
     }
     curves_[number].state = TrialState::kPruned;
     ledger_.Settle(record, 0);
@@ -261,14 +270,20 @@ Status Coordinator::Dispatch() {
         running.enqueued = rerun.enqueued;
       }
       failures_[running.number] = rerun.failures;
-    } else if (const std::optional<Promotion> promotion = NextPromotion()) {
-      // A paused trial good enough at its rung now: on from its checkpoint, the pause kept apart.
-      const TrialRecord paused = ledger_.TakePaused(promotion->number);
-      promotion_stale_ = true;
-      CS_RETURN_IF_ERROR(store_->AppendAttempt(paused));
-      running = ContinuationOf(paused, paused.attempt + 1);
-      progress_->Message("trial " + std::to_string(paused.number) + " " + promotion->reason +
-                         "; it goes on from its checkpoint at step " + std::to_string(paused.checkpoint_step));
+    } else if (std::optional<Promotion> promotion = NextPromotion();
+               promotion && (pruner_->PromotesFirst() || !MoreFresh())) {
+      if (promotion->parent >= 0 && Room()) {
+        CS_RETURN_IF_ERROR(Replace(*promotion, &running));
+      } else {  // on from its checkpoint, the pause kept apart
+        const TrialRecord paused = ledger_.TakePaused(promotion->number);
+        promotion_stale_ = true;
+        CS_RETURN_IF_ERROR(store_->AppendAttempt(paused));
+        running = ContinuationOf(paused, paused.attempt + 1);
+        progress_->Message(
+            "trial " + std::to_string(paused.number) + " " +
+            (promotion->parent >= 0 ? "goes on: study.n_trials allows no trial to replace it" : promotion->reason) +
+            "; it goes on from its checkpoint at step " + std::to_string(paused.checkpoint_step));
+      }
     } else {
       // The trial's place in the (unsharded) sweep's list: enqueued configurations come first.
       const std::int64_t position = ShardPosition(config_.study.shard, fresh_);
@@ -296,14 +311,15 @@ Status Coordinator::Dispatch() {
       running.enqueued = enqueued;
       running.sampler_ms = from_batch ? batch_ms_each : (clock_->Now() - asked) * 1e3;
     }
+    if (config_.sampler.kind == "pbt") lineage_.emplace(running.number, std::pair{running.params, running.generation});
     running.start_time = clock_->Now();
     running.worker = static_cast<int>(rank);
     running.host = slot.host;
     running.gpu = slot.gpu;
     CS_RETURN_IF_ERROR(StageRow(running));                 // RUNNING in the file before it starts (CommitTurn sends it)
     curves_[running.number].state = TrialState::kRunning;  // no values yet, or a continued trial's so far
-    pending_assigns_.push_back(
-        {static_cast<int>(rank), AssignMsg{running.number, running.params, running.attempt, running.resumed_from}});
+    pending_assigns_.push_back({static_cast<int>(rank), AssignMsg{running.number, running.params, running.attempt,
+                                                                  running.resumed_from, running.parent}});
     history_.running[running.number] = running.params;
     slot.trials.push_back(running.number);
     if (running.number == next_number_) ++next_number_;
@@ -312,6 +328,49 @@ Status Coordinator::Dispatch() {
     running_[running.number] = std::move(running);
   }
   return Status::Ok();
+}
+
+Status Coordinator::Replace(const Promotion& promotion, TrialRecord* running) {
+  TrialRecord ended = ledger_.TakePaused(promotion.number);
+  promotion_stale_ = true;
+  const std::int64_t number = next_number_;
+  ended.state = TrialState::kPruned;
+  ended.reason = promotion.reason + " (trial " + std::to_string(number) + ")";
+  CS_RETURN_IF_ERROR(StageRow(ended));
+  curves_[ended.number].state = TrialState::kPruned;
+  ledger_.Settle(ended, 0);
+  const auto& [parent_params, parent_generation] = lineage_[promotion.parent];
+  running->number = number;
+  running->params = sampler_->Derive(number, parent_params).value_or(parent_params);
+  running->parent = promotion.parent;
+  running->generation = parent_generation + 1;
+  // Its steps go on from its parent's: as far as its training goes, it has done those.
+  running->checkpoint_step = running->resumed_from = running->last_step = promotion.rung_step;
+  lineage_[number] = {running->params, running->generation};
+  curves_[number].checkpoint_step = promotion.rung_step;
+  pins_[promotion.parent][number] = promotion.rung_step;  // until the new trial has linked it
+  pinned_parent_[number] = promotion.parent;
+  progress_->Message("trial " + std::to_string(ended.number) + " " + promotion.reason + ": trial " +
+                     std::to_string(number) + " (generation " + std::to_string(running->generation) + ")");
+  return Status::Ok();
+}
+
+std::int64_t Coordinator::ReleaseBound(std::int64_t trial, std::int64_t before) const {
+  const auto pinned = pins_.find(trial);
+  if (pinned == pins_.end()) return before;
+  for (const auto& [child, step] : pinned->second) before = std::min(before, step);
+  return before;
+}
+
+void Coordinator::Unpin(std::int64_t child) {
+  const auto it = pinned_parent_.find(child);
+  if (it == pinned_parent_.end()) return;
+  const auto parent = pins_.find(it->second);
+  if (parent != pins_.end()) {
+    parent->second.erase(child);
+    if (parent->second.empty()) pins_.erase(parent);
+  }
+  pinned_parent_.erase(it);
 }
 
 TrialRecord Coordinator::ContinuationOf(const TrialRecord& interrupted, int attempt) {
@@ -324,6 +383,8 @@ TrialRecord Coordinator::ContinuationOf(const TrialRecord& interrupted, int atte
   next.sampler_ms = interrupted.sampler_ms;
   next.attrs_json = interrupted.attrs_json;
   next.checkpoint_step = next.resumed_from = interrupted.checkpoint_step;
+  next.parent = interrupted.parent;  // a child of population-based training links its start again if need be
+  next.generation = interrupted.generation;
   next.last_step = interrupted.last_step;
   const TrialCurve& curve = curves_[interrupted.number];
   if (!curve.values.empty()) next.last_step = std::max(next.last_step, curve.values.rbegin()->first);
@@ -371,6 +432,8 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   record.attempt = it->second.attempt;
   // A continued trial: where this attempt began, and what its earlier attempts reached.
   record.resumed_from = it->second.resumed_from;
+  record.parent = it->second.parent;
+  record.generation = it->second.generation;
   record.checkpoint_step = std::max(record.checkpoint_step, it->second.checkpoint_step);
   record.last_step = std::max(record.last_step, it->second.last_step);
   record.violation = config_.study.Violation(record);
@@ -389,7 +452,8 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   // checkpoint_keep: none: a trial that ended for good needs none of its checkpoints once that is durable.
   if (config_.trial.checkpoint_keep == CheckpointKeep::kNone && record.checkpoint_step >= 0 &&
       record.state != TrialState::kInterrupted && record.state != TrialState::kPaused) {
-    pending_releases_.push_back({source, ReleaseMsg{record.number, std::numeric_limits<std::int64_t>::max()}});
+    pending_releases_.push_back(
+        {source, ReleaseMsg{record.number, ReleaseBound(record.number, std::numeric_limits<std::int64_t>::max())}});
   }
   curves_[record.number].state = record.state;
   promotion_stale_ = true;
@@ -433,21 +497,27 @@ Status Coordinator::RecordCheckpoint(int source, const CheckpointMsg& checkpoint
   const auto run = running_.find(checkpoint.number);
   if (run == running_.end() || checkpoint.step < run->second.checkpoint_step) return Status::Ok();
   run->second.checkpoint_step = checkpoint.step;
+  curves_[checkpoint.number].checkpoint_step = checkpoint.step;
+  promotion_stale_ = true;  // a member with a checkpoint can be a parent
   // Older checkpoints go only once the row that names this one is durable (CommitTurn).
   if (config_.trial.checkpoint_keep != CheckpointKeep::kAll) {
-    pending_releases_.push_back({source, ReleaseMsg{checkpoint.number, checkpoint.step}});
+    pending_releases_.push_back(
+        {source, ReleaseMsg{checkpoint.number, ReleaseBound(checkpoint.number, checkpoint.step)}});
   }
   return store_->PutTrial(run->second);  // the same RUNNING row, rewritten: durable with this turn
 }
 
 Status Coordinator::Handle(const Envelope& envelope) {
   if (const auto* report = std::get_if<StepMsg>(&envelope.message)) {
+    Unpin(report->value.trial);  // a trial that reports runs: it has its start linked
     return RecordReport(envelope.source, report->value);
   }
   if (const auto* checkpoint = std::get_if<CheckpointMsg>(&envelope.message)) {
+    Unpin(checkpoint->number);
     return RecordCheckpoint(envelope.source, *checkpoint);
   }
   if (const auto* result = std::get_if<ResultMsg>(&envelope.message)) {
+    Unpin(result->record.number);
     CS_RETURN_IF_ERROR(RecordResult(envelope.source, result->record));
     if (result->worker_fault.empty() || !summary_.worker_fault.empty()) return Status::Ok();
     // A worker that cannot start trials (its disk, its process table) would turn every trial it
@@ -567,7 +637,9 @@ void Coordinator::Resume(std::vector<TrialRecord> trials, const std::vector<Inte
   for (const IntermediateValue& v : intermediate) curves_[v.trial].values[v.step] = v.value;
   for (const TrialRecord& r : trials) {
     next_number_ = std::max(next_number_, r.number + 1);
-    if (r.retry_of < 0) ++fresh_;
+    if (r.retry_of < 0 && r.parent < 0) ++fresh_;  // a child of population-based training was derived
+    curves_[r.number].checkpoint_step = r.checkpoint_step;
+    if (config_.sampler.kind == "pbt") lineage_[r.number] = {r.params, r.generation};
   }
   prior_ = std::move(trials);
 }
@@ -622,8 +694,8 @@ Status Coordinator::RecordPrior() {
                      std::to_string(interrupted) + " interrupted" +
                      (continuing > 0 ? " (" + std::to_string(continuing) + " go on from their checkpoints)" : "") +
                      " and " + std::to_string(retries) + " retries to run" +
-                     (paused > 0 ? ", " + std::to_string(paused) + " paused at rungs" : "") +
-                     ", numbering continues at " + std::to_string(next_number_));
+                     (paused > 0 ? ", " + std::to_string(paused) + " paused" : "") + ", numbering continues at " +
+                     std::to_string(next_number_));
   prior_.clear();
   // What the last run said about stopping early no longer holds unless it holds again now.
   CS_RETURN_IF_ERROR(store_->RecordStopReason(""));

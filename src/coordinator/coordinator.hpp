@@ -126,8 +126,16 @@ class Coordinator {
   std::optional<Promotion> NextPromotion() const;
   // The study is over with trials still paused at rungs: they end PRUNED, in this turn's commit.
   Status SettlePaused();
+  // Population-based training: the paused member `promotion` names ends, and a new trial starts
+  // in `running` from its parent's checkpoint.
+  Status Replace(const Promotion& promotion, TrialRecord* running);
+  // Checkpoints of `trial` that may go: those before `before`, but none a starting trial still
+  // has to link (population-based training pins its parent's checkpoint until it runs).
+  std::int64_t ReleaseBound(std::int64_t trial, std::int64_t before) const;
+  void Unpin(std::int64_t child);  // `child` has started: it no longer needs its parent's checkpoint
   bool MoreToLaunch() const;
   bool MoreFresh() const;
+  bool Room() const;       // the study may take one more trial (n_trials counts every trial)
   bool FreshLeft() const;  // trials not yet started that the study still wants, a stop request aside
   // Trials running, to rerun or not yet started, a stop request aside: false once the study is done.
   bool WorkLeft() const;
@@ -165,6 +173,12 @@ class Coordinator {
   std::set<std::int64_t> pausing_;              // ... of which told to pause (pruner.resume)
   mutable std::optional<Promotion> promotion_;  // Promotable(), while promotion_stale_ is false
   mutable bool promotion_stale_ = true;
+  // Population-based training: each trial's parameters and generation, for its children; and the
+  // parents' checkpoints pinned for children that have not started yet (parent -> child -> step).
+  std::map<std::int64_t, std::pair<ParamSet, std::int64_t>> lineage_;
+  std::map<std::int64_t, std::map<std::int64_t, std::int64_t>> pins_;
+  std::map<std::int64_t, std::int64_t> pinned_parent_;  // child -> parent
+  std::int64_t fresh_limit_ = 0;                        // fresh trials the sampler draws at most
   std::int64_t next_number_ = 0;
   std::int64_t fresh_ = 0;   // trials with sampler-chosen (or enqueued) parameters so far
   std::int64_t target_ = 0;  // n_trials (this shard's part of it), or fewer when the sampler's capacity is smaller

@@ -39,4 +39,48 @@ int RemoveCheckpointsBefore(const std::string& checkpoint_dir, std::int64_t befo
   return removed;
 }
 
+std::optional<std::string> ShareCheckpoint(const std::string& from_dir, const std::string& to_dir, std::int64_t step) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  bool have = false;  // `to_dir` holds the step already
+  for (fs::directory_iterator it(to_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    have = have || CheckpointStepOf(it->path().filename().string()) == step;
+  }
+  if (have) return std::nullopt;  // its own (a trial that goes on again), never mixed with the parent's
+  std::vector<fs::path> entries;
+  ec.clear();
+  for (fs::directory_iterator it(from_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (CheckpointStepOf(it->path().filename().string()) == step) entries.push_back(it->path());
+  }
+  if (entries.empty()) {
+    return from_dir + ": has no checkpoint of step " + std::to_string(step) + " to start from" +
+           (ec ? " (" + ec.message() + ")" : std::string(" (removed already?)"));
+  }
+  fs::create_directories(to_dir, ec);
+  if (ec) return to_dir + ": cannot create the checkpoint folder: " + ec.message();
+  for (const fs::path& from : entries) {
+    const fs::path to = fs::path(to_dir) / from.filename();
+    if (fs::exists(to, ec)) continue;
+    const bool folder = fs::is_directory(from, ec);
+    ec.clear();
+    if (folder) {
+      fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::create_hard_links, ec);
+      if (ec) {
+        std::error_code cleanup;
+        fs::remove_all(to, cleanup);
+        ec.clear();
+        fs::copy(from, to, fs::copy_options::recursive, ec);
+      }
+    } else {
+      fs::create_hard_link(from, to, ec);
+      if (ec) {
+        ec.clear();
+        fs::copy_file(from, to, ec);
+      }
+    }
+    if (ec) return to.string() + ": cannot link or copy the checkpoint " + from.string() + ": " + ec.message();
+  }
+  return std::nullopt;
+}
+
 }  // namespace cleansweep

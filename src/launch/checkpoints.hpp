@@ -25,4 +25,11 @@ inline constexpr std::int64_t kAllCheckpoints = std::numeric_limits<std::int64_t
 // never the trial's outcome), described in `*error` when not null.
 int RemoveCheckpointsBefore(const std::string& checkpoint_dir, std::int64_t before, std::string* error = nullptr);
 
+// Gives the checkpoint folder `to_dir` the checkpoint of `step` from `from_dir` (population-based
+// training: a trial that starts from another one's checkpoint). Each entry is hard-linked (a
+// folder: its files, recursively), or copied where links cannot be made (another file system).
+// Nothing is done when `to_dir` has a checkpoint of `step` already (a trial that goes on again).
+// An error names what is missing or could not be made.
+std::optional<std::string> ShareCheckpoint(const std::string& from_dir, const std::string& to_dir, std::int64_t step);
+
 }  // namespace cleansweep

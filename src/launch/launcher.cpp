@@ -37,7 +37,10 @@ void ClassifyOutcome(const ProtocolParser& reports, std::optional<TrialState> st
   o->attrs_json = reports.attrs().dump();
   o->last_step = reports.last_step();
   o->checkpoint_step = reports.last_checkpoint();
-  if (stop_state) {
+  // Told to stop by a pruner but done first (exit 0 with its final value): it completed.
+  const bool finished_first = stop_state == TrialState::kPruned && o->signal == 0 && o->exit_code == 0 &&
+                              (o->value || !o->values.empty()) && !reports.error() && !reports.oom();
+  if (stop_state && !finished_first) {
     o->state = *stop_state;
     o->reason = stop_reason;
     if (*stop_state == TrialState::kPruned) {  // what it was pruned on: the first metric's last report

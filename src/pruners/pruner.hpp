@@ -17,15 +17,19 @@ namespace cleansweep {
 struct TrialCurve {
   std::map<std::int64_t, double> values;  // step -> reported value
   TrialState state = TrialState::kRunning;
+  std::int64_t checkpoint_step = -1;  // the last step whose checkpoint it declared; -1 for none
 };
 using Curves = std::map<std::int64_t, TrialCurve>;  // by trial number
 
-// A paused trial that may go on (pruner.resume), and why.
+// A paused trial that may go on (pruner.resume), and why. With a `parent` (population-based
+// training), the paused trial ends instead and a new trial takes its place, starting from the
+// parent's checkpoint of `rung_step` with parameters derived from the parent's.
 struct Promotion {
   std::int64_t number = -1;
   int rung = 0;
   std::int64_t rung_step = 0;
   std::string reason;
+  std::int64_t parent = -1;
 };
 
 class Pruner {
@@ -41,6 +45,9 @@ class Pruner {
   // Among the trials paused at a rung (TrialState::kPaused in `curves`), one that may go on now:
   // the highest rung first, then the best value there; nullopt when none may (yet).
   virtual std::optional<Promotion> Promote(const Curves& /*curves*/) const { return std::nullopt; }
+  // Whether a free worker continues a paused trial before it starts a new one (ASHA); PBT first
+  // starts its whole population, so that its members move on together.
+  virtual bool PromotesFirst() const { return true; }
 };
 
 // nullptr for `pruner.kind: none`.

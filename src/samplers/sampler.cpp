@@ -3,6 +3,7 @@
 #include "samplers/cmaes_sampler.hpp"
 #include "samplers/grid_sampler.hpp"
 #include "samplers/nsga2_sampler.hpp"
+#include "samplers/pbt_sampler.hpp"
 #include "samplers/random_sampler.hpp"
 #include "samplers/sobol_sampler.hpp"
 #include "samplers/tpe_sampler.hpp"
@@ -38,6 +39,9 @@ Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
   }
   if (options.kind == "nsga2") {
     return std::unique_ptr<Sampler>(std::make_unique<Nsga2Sampler>(config.space, options, config.study.metrics));
+  }
+  if (options.kind == "pbt") {
+    return std::unique_ptr<Sampler>(std::make_unique<PbtSampler>(config.space, options));
   }
   if (options.kind == "tpe") {
     return std::unique_ptr<Sampler>(std::make_unique<TpeSampler>(config.space, options, config.study.metrics));

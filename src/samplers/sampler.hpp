@@ -37,6 +37,12 @@ class Sampler {
   }
   // The most distinct proposals this sampler can make, if finite (grid size).
   virtual std::optional<std::int64_t> Capacity() const { return std::nullopt; }
+
+  // Population-based training: parameters for trial `number`, which starts from the checkpoint of
+  // a trial that had `parent` (the explore step); nullopt for samplers that do not derive.
+  virtual std::optional<ParamSet> Derive(std::int64_t /*number*/, const ParamSet& /*parent*/) { return std::nullopt; }
+  // How many trials it draws afresh before it only derives (pbt: its population); none by default.
+  virtual std::optional<std::int64_t> FreshLimit() const { return std::nullopt; }
 };
 
 // Trial `number`'s parameters for the enqueued (possibly partial) configuration `fixed`: its

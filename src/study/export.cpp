@@ -61,7 +61,9 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
   for (const std::string& name : attr_names) out << "," << CsvCell("attr_" + name);
   out << ",datetime_start,datetime_end,duration,worker,host,gpu,exit_code,signal,peak_rss_kb,attempt,"
          "retry_of,enqueued,sampler_ms,last_step,gpu_mem_before_mb,gpu_mem_peak_mb,gpu_mem_after_mb,gpu_mem_foreign_mb,"
-         "datetime_worker_free,cpu_seconds,gpu_seconds,energy_j,violation,checkpoint_step,resumed_from,reason,"
+         "datetime_worker_free,cpu_seconds,gpu_seconds,energy_j,violation,checkpoint_step,resumed_from,parent,"
+         "generation,"
+         "reason,"
          "output_tail\n";
   for (const TrialRecord& r : study.trials) {
     out << r.number << "," << TrialStateName(r.state) << "," << (r.value ? Number(*r.value) : "");
@@ -84,7 +86,7 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
         << Known(r.gpu_mem_peak_mb) << "," << Known(r.gpu_mem_after_mb) << "," << Known(r.gpu_mem_foreign_mb) << ","
         << Known(r.worker_free_time) << "," << Known(r.cpu_seconds) << "," << Known(r.gpu_seconds) << ","
         << Known(r.energy_j) << "," << Known(r.violation) << "," << r.checkpoint_step << "," << r.resumed_from << ","
-        << CsvCell(r.reason) << "," << CsvCell(r.output_tail) << "\n";
+        << r.parent << "," << r.generation << "," << CsvCell(r.reason) << "," << CsvCell(r.output_tail) << "\n";
   }
 }
 
@@ -140,6 +142,8 @@ void WriteJson(const StudyData& study, std::ostream& out) {
                       {"violation", KnownJson(r.violation)},
                       {"checkpoint_step", r.checkpoint_step},
                       {"resumed_from", r.resumed_from},
+                      {"parent", r.parent},
+                      {"generation", r.generation},
                       {"reason", r.reason},
                       {"output_tail", r.output_tail}});
     if (several) {

@@ -207,9 +207,11 @@ Status ReadTrials(hid_t file, StudyData* study) {
       }
     }
   }
-  for (const auto& [field, member] : {std::pair{"checkpoint_step", &TrialRecord::checkpoint_step},
-                                      std::pair{"resumed_from", &TrialRecord::resumed_from}}) {
-    if (!HasMember(d, field)) continue;  // files from before checkpoints: -1, none
+  for (const auto& [field, member] :
+       {std::pair{"checkpoint_step", &TrialRecord::checkpoint_step},
+        std::pair{"resumed_from", &TrialRecord::resumed_from}, std::pair{"parent", &TrialRecord::parent},
+        std::pair{"generation", &TrialRecord::generation}}) {
+    if (!HasMember(d, field)) continue;  // files from before checkpoints, or lineage: the defaults
     auto column = ReadNumbers<std::int64_t>(d, field, H5T_NATIVE_INT64);
     CS_RETURN_IF_ERROR(column.status());
     CS_RETURN_IF_ERROR(CoversRows(column->size(), n, "/trials"));

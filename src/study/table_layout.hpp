@@ -75,9 +75,10 @@ inline constexpr const char* kLaterTrialColumns[] = {"datetime_worker_free", "cp
                                                      "violation"};
 
 // Int64 columns of /trials added with checkpoints (issue 17): the last step whose checkpoint the
-// trial declared, and the step its latest attempt resumed from; -1 for none, and in files without
-// them.
-inline constexpr const char* kLaterStepColumns[] = {"checkpoint_step", "resumed_from"};
+// trial declared, the step its latest attempt resumed from, and population-based training's
+// lineage (the trial it started from, its generation); -1 for none (generation: 0), and in files
+// without them.
+inline constexpr const char* kLaterStepColumns[] = {"checkpoint_step", "resumed_from", "parent", "generation"};
 
 // The width of /attempts' reason, a fixed-width text (no heap: nothing a reader can catch torn).
 inline constexpr size_t kAttemptReasonLength = 256;

@@ -61,9 +61,12 @@ struct AssignMsg {
   // A trial that goes on under its number from its checkpoint of this step (CLEANSWEEP_RESUME_STEP);
   // -1: it starts from the beginning.
   std::int64_t resume_step = -1;
+  // Population-based training: the trial whose checkpoint of resume_step this one starts from
+  // (the worker links it into the trial's own checkpoint folder first, unless that has it); -1: its own.
+  std::int64_t parent = -1;
   template <class A>
   void serialize(A& ar) {
-    ar(number, params, attempt, resume_step);
+    ar(number, params, attempt, resume_step, parent);
   }
 };
 

@@ -63,6 +63,11 @@ struct TrialRecord {
   // its attempts, and the step this attempt resumed from; -1 for none.
   std::int64_t checkpoint_step = -1;
   std::int64_t resumed_from = -1;
+  // Population-based training (sampler.kind: pbt): the trial whose checkpoint this one started
+  // from (-1: none, it started from the beginning), and how many such starts lie behind it (0 for
+  // a member drawn at random).
+  std::int64_t parent = -1;
+  std::int64_t generation = 0;
   std::string reason;             // why it ended as it did, for anything but COMPLETE
   std::string output_tail;        // the last lines of its stdout/stderr
   std::string attrs_json = "{}";  // user attributes, a JSON object
@@ -95,7 +100,7 @@ struct TrialRecord {
     ar(number, state, value, params, start_time, end_time, worker, host, gpu, exit_code, signal, peak_rss_kb, attempt,
        retry_of, enqueued, sampler_ms, last_step, reason, output_tail, attrs_json, gpu_mem_before_mb, gpu_mem_peak_mb,
        gpu_mem_after_mb, gpu_mem_foreign_mb, worker_free_time, cpu_seconds, gpu_seconds, energy_j, values, pareto,
-       violation, checkpoint_step, resumed_from);
+       violation, checkpoint_step, resumed_from, parent, generation);
   }
 };
 

@@ -236,7 +236,19 @@ Status Worker::RunTrial(const AssignMsg& assign) {
   const bool telemetry = gpu_probe_ && !gpu_.empty();
   const std::optional<double> energy_before = telemetry ? GpuEnergy() : std::nullopt;
   const LaunchSpec spec = SpecFor(assign);
-  if (assign.resume_step >= 0) {
+  if (assign.parent >= 0 && assign.resume_step >= 0) {
+    // Population-based training: the trial starts from another trial's checkpoint, put in its own folder.
+    const std::optional<std::string> error =
+        ShareCheckpoint(CheckpointDir(trials_root_ + "/" + std::to_string(assign.parent)),
+                        CheckpointDir(spec.trial_dir), assign.resume_step);
+    if (error) {
+      record.state = TrialState::kFail;
+      record.reason =
+          "not started: cannot start from the checkpoint of trial " + std::to_string(assign.parent) + ": " + *error;
+      record.start_time = record.end_time = clock_->Now();
+      return SendResult(assign, std::move(record));
+    }
+  } else if (assign.resume_step >= 0) {
     // The trial goes on in its folder: the log of the attempt before stays beside the new one.
     std::error_code ec;
     std::filesystem::rename(spec.trial_dir + "/log.txt",

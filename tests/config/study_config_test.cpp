@@ -187,7 +187,7 @@ TEST(StudyConfig, WhenCyclesAreRefused) {
 
 TEST(StudyConfig, UnknownSamplerListsTheKnownOnes) {
   EXPECT_NE(ErrorOf(GoodWith("kind: random", "kind: tpe2"))
-                .find("sampler.kind: unknown sampler 'tpe2' (available: random, grid, tpe, sobol, cmaes, nsga2)"),
+                .find("sampler.kind: unknown sampler 'tpe2' (available: random, grid, tpe, sobol, cmaes, nsga2, pbt)"),
             std::string::npos);
 }
 
@@ -282,6 +282,41 @@ TEST(StudyConfig, PrunerOptionsAndOptunasDefaults) {
             std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kGood) + "pruner: {kind: hyperband, max_resource: 9, resume: sometimes}\n")
                 .find("pruner.resume"),
+            std::string::npos);
+}
+
+// Issue 17: population-based training's options, and what it cannot work with.
+TEST(StudyConfig, PbtOptionsAndWhatItRefuses) {
+  const std::string pbt =
+      "{kind: pbt, seed: 7, population: 4, interval: 2, quantile: 0.5, perturb: [0.5, 2], "
+      "resample_probability: 0.1}";
+  Result<StudyConfig> config = LoadConfigText(GoodWith("{kind: random, seed: 7}", pbt), "cfg.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->sampler.population, 4);
+  EXPECT_EQ(config->sampler.interval, 2);
+  EXPECT_DOUBLE_EQ(config->sampler.quantile, 0.5);
+  EXPECT_EQ(config->sampler.perturb, (std::vector<double>{0.5, 2}));
+  EXPECT_DOUBLE_EQ(config->sampler.resample_probability, 0.1);
+  EXPECT_NE(ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: pbt}")).find("pbt needs sampler.interval"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: pbt, interval: 2, quantile: 0.7}"))
+                .find("sampler.quantile: must be in (0, 0.5]"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: pbt, interval: 2, perturb: [0.8, -1]}"))
+                .find("sampler.perturb: factors must be > 0"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: pbt, interval: 2, population: 13}"))
+                .find("study.n_trials: counts the pbt population's 13 members"),
+            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: pbt, interval: 2, population: 4}") + "pruner: {kind: asha}\n")
+          .find("pbt stops and replaces its members itself"),
+      std::string::npos);
+  std::string keep_none = GoodWith("{kind: random, seed: 7}", "{kind: pbt, interval: 2, population: 4}");
+  keep_none.replace(keep_none.find("timeout: 10m}"), 13, "timeout: 10m, checkpoint_keep: none}");
+  EXPECT_NE(ErrorOf(keep_none).find("trial.checkpoint_keep: none would remove"), std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: random, seed: 7, interval: 2}"))
+                .find("sampler.interval: does not apply to the random sampler"),
             std::string::npos);
 }
 

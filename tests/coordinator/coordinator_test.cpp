@@ -21,6 +21,7 @@
 #include "support/faults.hpp"
 #include "support/manual_clock.hpp"
 #include "support/memory_study_store.hpp"
+#include "support/temp_dir.hpp"
 #include "transport/in_process_transport.hpp"
 #include "util/number_format.hpp"
 #include "worker/worker.hpp"
@@ -77,8 +78,9 @@ class Sweep {
   CoordinatorTiming timing{Millis(20), Millis(5000)};
   // Wraps the coordinator's transport (to see or steer how long it waits), or null.
   std::function<std::unique_ptr<Transport>(Transport*)> wrap_transport;
-  std::string progress_text;     // what the coordinator printed, after Run
-  bool workers_settled = false;  // the coordinator's WorkersSettled(), after Run
+  std::string trials_root = "/tmp/unused.trials";  // where trial folders go (only fake trials that write use it)
+  std::string progress_text;                       // what the coordinator printed, after Run
+  bool workers_settled = false;                    // the coordinator's WorkersSettled(), after Run
 
   Result<RunSummary> Run(const Clock& clock, bool* store_opened = nullptr) {
     std::vector<std::thread> threads;
@@ -102,7 +104,7 @@ class Sweep {
           if (store_override) return std::unique_ptr<StudyStore>(std::make_unique<BorrowedStore>(store_override));
           return std::unique_ptr<StudyStore>(std::make_unique<BorrowedStore>(&store_));
         },
-        "/tmp/unused.trials");
+        trials_root);
     workers_settled = coordinator.WorkersSettled();
     for (auto& t : threads) t.join();  // every worker must have been told to stop
     for (const Status& s : worker_status) EXPECT_TRUE(s.ok()) << s.message();
@@ -645,7 +647,9 @@ TEST(CoordinatorPromotions, PausedTrialsGoOnFromTheirRungWhenPromotedAndTheBestO
       EXPECT_EQ(step, expect++) << "trial " << r.number << ": steps run on without a gap";
       EXPECT_EQ(times, 1) << "trial " << r.number << " reported step " << step << " twice";
     }
-    if (r.state == TrialState::kComplete) EXPECT_DOUBLE_EQ(*r.value, FakeObjective(r.params));
+    if (r.state == TrialState::kComplete) {
+      EXPECT_DOUBLE_EQ(*r.value, FakeObjective(r.params));
+    }
     if (r.state == TrialState::kPruned) {
       EXPECT_NE(r.reason.find("no promotion came before the study ended"), std::string::npos) << r.reason;
     }
@@ -721,7 +725,7 @@ TEST(CoordinatorPromotions, AResumedStudyPromotesItsPausedTrialsAndSettlesTheRes
     ASSERT_EQ(trials.size(), 6u);
     for (const TrialRecord& r : trials) EXPECT_NE(r.state, TrialState::kPaused) << r.number;
     if (resume) {
-      EXPECT_NE(sweep.progress_text.find("5 paused at rungs"), std::string::npos) << sweep.progress_text;
+      EXPECT_NE(sweep.progress_text.find(", 5 paused,"), std::string::npos) << sweep.progress_text;
       // Six at rung 0 keep two: trial 0 went on long ago, trial 1 goes on now, from step 1.
       EXPECT_EQ(sweep.launcher().resumed(), (std::map<std::int64_t, std::int64_t>{{1, 1}}));
       EXPECT_EQ(Find(trials, 1)->attempt, 2);
@@ -740,6 +744,64 @@ TEST(CoordinatorPromotions, AResumedStudyPromotesItsPausedTrialsAndSettlesTheRes
       }
     }
   }
+}
+
+// Issue 17: population-based training on the pause and promotion machinery. Members pause at
+// every interval; the bottom one is replaced by a new trial that starts from a top member's
+// checkpoint (linked into its own folder before it starts) with derived parameters, one
+// generation on; the rest go on. n_trials bounds members and replacements together.
+TEST(CoordinatorPbt, TheBottomMembersAreReplacedFromTheTopMembersCheckpoints) {
+  testing::TempDir dir;
+  Result<StudyConfig> config = LoadConfigText(
+      "study: {name: p, n_trials: 14, direction: maximize}\n"
+      "sampler: {kind: pbt, seed: 5, population: 4, interval: 2, perturb: [0.8, 1.2], resample_probability: 0}\n"
+      "trial: {command: [sh]}\nspace:\n  x: {type: float, low: 0.0, high: 1.0}\n  n: {type: int, low: 1, high: 4}\n",
+      "p.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  Sweep sweep(*config, 2);
+  sweep.trials_root = dir.File("p.trials");
+  sweep.launcher().checkpoints = sweep.launcher().write_checkpoints = true;
+  sweep.launcher().steps = 9;  // steps 0-8: checks at 2, 4 and 6 (and 8, the last)
+  sweep.launcher().step_pause = Millis(2);
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  const auto& trials = sweep.store()->trials();
+  EXPECT_LE(trials.size(), 14u);
+  EXPECT_EQ(sweep.launcher().missing_checkpoints.load(), 0) << "a trial started without its checkpoint";
+  int children = 0, replaced = 0;
+  for (const TrialRecord& r : trials) {
+    EXPECT_TRUE(r.state == TrialState::kComplete || r.state == TrialState::kPruned)
+        << "trial " << r.number << " " << TrialStateName(r.state) << ": " << r.reason;
+    if (r.state == TrialState::kPruned) {
+      ++replaced;
+      EXPECT_EQ(r.reason.rfind("replaced at step ", 0), 0u) << r.reason;
+    }
+    if (r.parent < 0) {
+      EXPECT_EQ(r.generation, 0);
+      EXPECT_LT(r.number, 4) << "only the population's first members are drawn afresh";
+      continue;
+    }
+    ++children;
+    const TrialRecord* parent = Find(trials, r.parent);
+    ASSERT_NE(parent, nullptr);
+    EXPECT_EQ(r.generation, parent->generation + 1);
+    // Where its first attempt started (later attempts go on from its own checkpoints after pauses).
+    std::int64_t started = r.attempt == 1 ? r.resumed_from : -1;
+    for (const TrialRecord& a : sweep.store()->attempts()) {
+      if (a.number == r.number && a.attempt == 1) started = a.resumed_from;
+    }
+    EXPECT_GE(started, 2) << "from one of the parent's checkpoints";
+    EXPECT_NE(r.params, parent->params) << "explored, not copied";
+    std::int64_t first_step = -1;
+    for (const IntermediateValue& v : sweep.store()->intermediate()) {
+      if (v.trial == r.number && first_step < 0) first_step = v.step;
+    }
+    EXPECT_EQ(first_step, started + 1) << "trial " << r.number << " goes on from its parent's step";
+  }
+  EXPECT_GT(children, 0) << "nothing was replaced: nothing was tested";
+  EXPECT_EQ(replaced, children) << "each replacement ends one member";
+  for (const TrialRecord& r : trials) EXPECT_LE(r.generation, children);
 }
 
 // Issue 18: study.stop_when. No new trial starts once it is met; those running finish and are

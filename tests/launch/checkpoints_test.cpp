@@ -1,5 +1,6 @@
 #include "launch/checkpoints.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -37,6 +38,43 @@ TEST(Checkpoints, OlderStepsGoAndEverythingElseStays) {
   EXPECT_TRUE(std::filesystem::exists(dir / "best.pt"));
   EXPECT_EQ(RemoveCheckpointsBefore((dir / "missing").string(), kAllCheckpoints), 0);  // no folder: nothing to do
   std::filesystem::remove_all(dir);
+}
+
+// Population-based training: a new trial starts from another's checkpoint, hard-linked into its own
+// folder (files and folders), leaving the parent's intact and other steps out.
+TEST(Checkpoints, AStepIsSharedByHardLinksAndOnlyWhenTheTrialLacksIt) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("cs-share-" + std::to_string(::getpid()));
+  const std::filesystem::path parent = root / "3/checkpoints", child = root / "9/checkpoints";
+  std::filesystem::create_directories(parent / "step-4");
+  for (const char* name : {"step-2.json", "step-4.json", "step-4/weights.pt", "best.pt"}) {
+    std::ofstream(parent / name) << name;
+  }
+  EXPECT_FALSE(ShareCheckpoint(parent.string(), child.string(), 4));
+  EXPECT_TRUE(std::filesystem::exists(child / "step-4.json"));
+  EXPECT_TRUE(std::filesystem::exists(child / "step-4/weights.pt"));
+  EXPECT_FALSE(std::filesystem::exists(child / "step-2.json"));
+  EXPECT_FALSE(std::filesystem::exists(child / "best.pt"));
+  struct stat a {
+  }, b{};
+  ASSERT_EQ(::stat((parent / "step-4.json").c_str(), &a), 0);
+  ASSERT_EQ(::stat((child / "step-4.json").c_str(), &b), 0);
+  EXPECT_EQ(a.st_ino, b.st_ino) << "a hard link, not a copy";
+  // The child's removal of its old steps leaves the parent's file.
+  EXPECT_EQ(RemoveCheckpointsBefore(child.string(), 5), 2);
+  EXPECT_TRUE(std::filesystem::exists(parent / "step-4.json"));
+  // A child that has the step (it goes on again) keeps its own; a step nobody has is an error.
+  std::ofstream(child / "step-6.json") << "mine";
+  std::ofstream(parent / "step-6.json") << "theirs";
+  EXPECT_FALSE(ShareCheckpoint(parent.string(), child.string(), 6));
+  std::ifstream mine(child / "step-6.json");
+  std::string text;
+  mine >> text;
+  EXPECT_EQ(text, "mine");
+  const std::optional<std::string> error = ShareCheckpoint(parent.string(), child.string(), 8);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("has no checkpoint of step 8"), std::string::npos) << *error;
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

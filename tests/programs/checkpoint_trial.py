@@ -6,7 +6,8 @@ lost or counted twice across the attempts. Every step it computes is appended to
 its trial folder, so the test can count the work that was done again. With the parameter
 `checkpoint: false` it declares none (bench/run_preemption_bench.sh's contrast). Told to stop by
 a pruner (pruned, or paused at a rung: tests/reliability/asha_resume_test.sh), it exits after the
-step's checkpoint.
+step's checkpoint,
+before it starts the next one.
 usage: checkpoint_trial.py WORK_DIR   (the argument only marks the process as the test's)
 """
 import json
@@ -39,6 +40,8 @@ def writer(state):
 
 
 for step in range(first, steps + 1):
+    if step > first and trial.should_prune():  # before the next step: never after the last
+        sys.exit(0)
     time.sleep(pause)
     total += x * step
     with open(os.path.join(trial.dir, "executed.txt"), "a") as f:
@@ -46,6 +49,4 @@ for step in range(first, steps + 1):
     trial.report(step, total)
     if declare:
         trial.save_checkpoint(step, writer({"step": step, "total": total}), ".json")
-    if trial.should_prune():
-        sys.exit(0)
 trial.finish(total)

@@ -3,6 +3,7 @@
 
 #include "pruners/hyperband_pruner.hpp"
 #include "pruners/median_pruner.hpp"
+#include "pruners/pbt_pruner.hpp"
 #include "pruners/successive_halving_pruner.hpp"
 
 namespace cleansweep {
@@ -250,6 +251,87 @@ TEST(HyperbandResume, EachBracketPromotesItsOwnPausedTrials) {
   ASSERT_TRUE(p.Promote(c));
   EXPECT_EQ(p.Promote(c)->number, zero[1]);
   EXPECT_EQ(p.Promote(c)->reason.rfind("bracket 0: promoted at rung 0", 0), 0u) << p.Promote(c)->reason;
+}
+
+// Issue 17: population-based training's schedule.
+SamplerOptions PbtOptions() {
+  SamplerOptions o;
+  o.kind = "pbt";
+  o.population = 4;
+  o.interval = 3;
+  o.quantile = 0.25;
+  return o;
+}
+
+TrialCurve Member(double latest, std::int64_t step, TrialState state, std::int64_t checkpoint) {
+  TrialCurve c{{{step, latest}}, state};
+  c.checkpoint_step = checkpoint;
+  return c;
+}
+
+TEST(PbtPruner, PausesEveryMemberAtEachInterval) {
+  PbtPruner p(PbtOptions(), Direction::kMaximize);
+  EXPECT_TRUE(p.Pauses());
+  EXPECT_FALSE(p.PromotesFirst()) << "the whole population starts before any member goes on";
+  const Curves c;
+  EXPECT_FALSE(p.ShouldPrune(0, 1, c));
+  EXPECT_FALSE(p.ShouldPrune(0, 2, c));
+  ASSERT_TRUE(p.ShouldPrune(0, 3, c));
+  EXPECT_EQ(*p.ShouldPrune(0, 6, c), "paused at step 6 (population-based training looks at its members every 3 steps)");
+}
+
+TEST(PbtPruner, TheBottomQuantileIsReplacedFromTheTopAndTheRestGoOn) {
+  PbtPruner p(PbtOptions(), Direction::kMaximize);
+  // Four members; ceil(4 * 0.25) = 1 in the bottom and in the top.
+  Curves c = {{0, Member(0.9, 6, TrialState::kRunning, 6)},   {1, Member(0.5, 3, TrialState::kPaused, 3)},
+              {7, Member(0.95, 9, TrialState::kComplete, 9)},  // finished: left the population
+              {2, Member(0.2, 6, TrialState::kPaused, 6)},    {3, Member(0.7, 3, TrialState::kRunning, 3)},
+              {4, Member(0.1, 3, TrialState::kPruned, 3)}};  // replaced earlier: not a member
+  std::optional<Promotion> next = p.Promote(c);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->number, 1) << "the paused member furthest behind first";
+  EXPECT_EQ(next->parent, -1);
+  EXPECT_EQ(next->rung_step, 3) << "from its own checkpoint";
+  EXPECT_EQ(next->reason, "goes on at step 3: value 0.5 is not in the bottom 1 of 4 members");
+  c[1].state = TrialState::kRunning;
+  next = p.Promote(c);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->number, 2);
+  EXPECT_EQ(next->parent, 0) << "the top member, the only one in the top quantile";
+  EXPECT_EQ(next->rung_step, 6) << "from the parent's latest checkpoint";
+  EXPECT_EQ(next->reason.rfind("replaced at step 6: value 0.2 is in the bottom 1 of 4 members; trial 0", 0), 0u)
+      << next->reason;
+  // A top member without a checkpoint cannot be started from: the bottom one goes on instead.
+  c[0].checkpoint_step = -1;
+  next = p.Promote(c);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->parent, -1);
+  EXPECT_NE(next->reason.find("no member of the top 1 has a checkpoint yet"), std::string::npos) << next->reason;
+  // Minimising, the same values rank the other way: trial 2 (0.2) is now the best.
+  PbtPruner low(PbtOptions(), Direction::kMinimize);
+  c[0].checkpoint_step = 6;
+  next = low.Promote(c);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->parent, -1);
+}
+
+TEST(PbtPruner, AParentIsDrawnAmongTheTopQuantile) {
+  SamplerOptions o = PbtOptions();
+  o.quantile = 0.5;
+  PbtPruner p(o, Direction::kMaximize);
+  std::set<std::int64_t> parents;
+  for (std::int64_t step = 4; step < 400; step += 4) {  // the draw depends on the member and its step
+    Curves c = {{0, Member(0.9, 8, TrialState::kRunning, 8)},
+                {1, Member(0.8, 8, TrialState::kRunning, 8)},
+                {5, Member(0.99, 40, TrialState::kComplete, 40)},  // finished: no longer a member
+                {2, Member(0.3, step, TrialState::kPaused, step)},
+                {3, Member(0.4, 500, TrialState::kRunning, 500)}};
+    const std::optional<Promotion> next = p.Promote(c);
+    ASSERT_TRUE(next);
+    ASSERT_EQ(next->number, 2);
+    parents.insert(next->parent);
+  }
+  EXPECT_EQ(parents, (std::set<std::int64_t>{0, 1})) << "both top members, and only they";
 }
 
 }  // namespace

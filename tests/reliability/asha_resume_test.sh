@@ -29,13 +29,6 @@ YAML
   for i in $(seq 0 $((n_trials - 1))); do echo "  - {x: $(awk -v i="$i" 'BEGIN {printf "%.2f", 0.95 - 0.07 * i}')}"; done
 } > ar.yaml
 
-job_pids() {  # mpirun and the ranks of this test's job
-  local p
-  for p in $(pgrep -f "$work/ar.yaml"); do
-    case "$(ps -o comm= -p "$p" 2> /dev/null)" in mpirun | cleansweep) echo "$p" ;; esac
-  done
-}
-
 "${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" run "$work/ar.yaml" --progress lines > first.log 2>&1 &
 job=$!
 for _ in $(seq 1 400); do  # until a trial has paused (the file says so), then kill the whole job
@@ -49,15 +42,15 @@ done
 kill -0 $job 2> /dev/null || fail "the first run ended before its kill: $(tail -5 first.log)"
 grep -q "PAUSED" first.log || fail "no trial paused before the kill: $(cat first.log)"
 # shellcheck disable=SC2046
-kill -KILL $(job_pids) 2> /dev/null || true
+kill -KILL $(job_pids ar.yaml) 2> /dev/null || true
 wait $job 2> /dev/null || true
 for _ in $(seq 1 100); do
-  [ -z "$(job_pids)" ] && ! pgrep -f "checkpoint_trial.py $work" > /dev/null && break
+  [ -z "$(job_pids ar.yaml)" ] && ! pgrep -f "checkpoint_trial.py $work" > /dev/null && break
   sleep 0.05
 done
 "${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" resume "$work/ar.h5" --progress lines > resume.log 2>&1 ||
   fail "resume exited $?: $(tail -5 resume.log)"
-grep -q "paused at rungs" resume.log || fail "the resume found no paused trial: $(grep resuming resume.log)"
+grep -Eq "^resuming: .*, [0-9]+ paused," resume.log || fail "the resume found no paused trial: $(grep resuming resume.log)"
 grep -q "goes on from its checkpoint" first.log resume.log || fail "no promotion: $(cat first.log resume.log)"
 "$bin/cleansweep" show "$work/ar.h5" > show.txt || fail "show exited $?"
 grep -Eq "checkpoints: [0-9]+ trials went on .* [1-9][0-9]* after a pause at a rung" show.txt ||

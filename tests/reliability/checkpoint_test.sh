@@ -24,15 +24,9 @@ space:
   pause: 0.12
 YAML
 
-job_pids() {  # mpirun and the ranks of this test's job
-  local p
-  for p in $(pgrep -f "$work/ck.yaml"); do
-    case "$(ps -o comm= -p "$p" 2> /dev/null)" in mpirun | cleansweep) echo "$p" ;; esac
-  done
-}
 wait_gone() {
   for _ in $(seq 1 100); do
-    if [ -z "$(job_pids)" ] && ! pgrep -f "checkpoint_trial.py $work" > /dev/null; then return 0; fi
+    if [ -z "$(job_pids ck.yaml)" ] && ! pgrep -f "checkpoint_trial.py $work" > /dev/null; then return 0; fi
     sleep 0.05
   done
   fail "processes left after $1: $(pgrep -af "$work" | tr '\n' ';')"
@@ -75,7 +69,7 @@ for i in $(seq 1 "$kills"); do
   wait_checkpoint "$t0" "run$i.log"
   kill -0 $job 2> /dev/null || fail "run $i ended before its kill: $(tail -3 "run$i.log")"
   # shellcheck disable=SC2046
-  kill -KILL $(job_pids) 2> /dev/null || true
+  kill -KILL $(job_pids ck.yaml) 2> /dev/null || true
   wait $job 2> /dev/null || true
   wait_gone "kill $i"
   stops=$((stops + 1))

@@ -21,14 +21,8 @@ space:
   sleep: {type: float, low: 0.1, high: 0.6}
 YAML
 
-# The processes of the job: mpirun and the ranks (the guards, "cs-trial-guard", are left to do their job).
-job_pids() {
-  local p
-  for p in $(pgrep -f "$work/crash.yaml"); do
-    case "$(ps -o comm= -p "$p" 2> /dev/null)" in mpirun | cleansweep) echo "$p" ;; esac
-  done
-}
-
+# job_pids (tests/support/mpi_env.sh) finds the job: mpirun and the ranks; the guards,
+# "cs-trial-guard", are left to do their job.
 # Trial processes of this study still alive (each toy trial records its pid in its folder).
 live_trials() {
   local pid
@@ -40,10 +34,10 @@ live_trials() {
 # Waits until nothing of the job or its trials runs any more.
 wait_gone() {
   for _ in $(seq 1 100); do
-    if [ -z "$(job_pids)" ] && [ -z "$(live_trials)" ]; then return 0; fi
+    if [ -z "$(job_pids crash.yaml)" ] && [ -z "$(live_trials)" ]; then return 0; fi
     sleep 0.05
   done
-  fail "processes left after kill $1: job $(job_pids | tr '\n' ' '), trials $(live_trials | tr '\n' ' ')"
+  fail "processes left after kill $1: job $(job_pids crash.yaml | tr '\n' ' '), trials $(live_trials | tr '\n' ' ')"
 }
 
 check() {  # check LOG...: the study file against what the progress output of each run reported
@@ -86,7 +80,7 @@ for i in $(seq 1 "$kills"); do
     break
   fi
   # shellcheck disable=SC2046
-  kill -KILL $(job_pids) 2> /dev/null || true
+  kill -KILL $(job_pids crash.yaml) 2> /dev/null || true
   wait $job 2> /dev/null || true
   killed=$((killed + 1))
   wait_gone "$i"

@@ -100,6 +100,9 @@ try {
         front_tooltip: hoverText("#pareto circle.front"), infeasible_tooltip: hoverText("#pareto .pt.infeasible"),
         front_table: count("#summary table.front tbody tr") } : null,
       refresh: !!document.querySelector('meta[http-equiv="refresh"]'),
+      lineage_shown: !document.getElementById("lineage-section").hidden, lineage: drawn("#lineage"),
+      lineage_spans: count("#lineage line.lineage-span"), lineage_links: count("#lineage line.lineage-link"),
+      lineage_ancestry: [...document.querySelectorAll("#lineage line.lineage-span")].filter((l) => l.getAttribute("stroke") === "#1849a9").length,
     });
   })()`;
   const result = await send("Runtime.evaluate", { expression: probe, returnByValue: true });

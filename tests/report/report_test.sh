@@ -158,6 +158,42 @@ for name in ("mo-drawn", "mo-live"):
     assert "infeasible: violation " in p["infeasible_tooltip"] and "cost <= 1.0" in p["infeasible_tooltip"], p["infeasible_tooltip"]
 print("multi-objective report drew:", {k: v for k, v in json.load(open(f"{work}/mo-drawn.json"))["pareto"].items() if k != "points"})
 PY
+# Issue 17: population-based training draws each trial's parameter over the steps it trained,
+# joined to the parent it started from, the best trial's ancestry dark; other studies hide it.
+check "$work/report.html" | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); assert not d["lineage_shown"] and d["lineage"] == 0, d' ||
+  fail "a study without population-based training shows a lineage"
+cat > pbt.yaml << YAML
+study: {name: report-pbt, direction: maximize, n_trials: 10, storage: $work/pbt.h5}
+sampler: {kind: pbt, seed: 2, population: 4, interval: 2, quantile: 0.25}
+trial: {command: [/usr/bin/python3, "$src/tests/programs/pbt_toy.py", "$work"], timeout: 30s}
+space:
+  lr: {type: float, low: 0.01, high: 1.0, log: true}
+  steps: 8
+  pause: 0.05
+YAML
+"${mpi[@]}" -np 3 "$bin/cleansweep" run pbt.yaml --progress lines > pbt-run.txt || { cat pbt-run.txt; fail "the pbt sweep exited $?"; }
+"$bin/cleansweep" report pbt.h5 -o pbt-report.html > /dev/null || fail "cleansweep report (pbt) exited $?"
+check "$work/pbt-report.html" > pbt-drawn.json || fail "Chromium, pbt: $(cat pbt-drawn.json)"
+/usr/bin/python3 - "$work" << 'PY'
+import json, sys, h5py
+work = sys.argv[1]
+with h5py.File(f"{work}/pbt.h5", "r", swmr=True) as f:
+    t = f["trials"][:]
+d = json.load(open(f"{work}/pbt-drawn.json"))
+children = int((t["parent"] >= 0).sum())
+assert children > 0, "no member was replaced: nothing to draw"
+ran = int((t["last_step"] >= 0).sum())
+assert d["lineage_shown"] and d["lineage"] == d["lineage_spans"] == ran, (d["lineage"], d["lineage_spans"], ran)
+assert d["lineage_links"] == children, (d["lineage_links"], children)
+best = max((r for r in t if r["state"].rstrip(b"\0") == b"COMPLETE"), key=lambda r: r["value"])
+chain, n = 0, int(best["number"])
+by = {int(r["number"]): r for r in t}
+while n >= 0:
+    chain += 1
+    n = int(by[n]["parent"])
+assert d["lineage_ancestry"] == chain, (d["lineage_ancestry"], chain)
+print("pbt report drew:", {k: d[k] for k in ("lineage", "lineage_links", "lineage_ancestry")})
+PY
 # The check itself must catch an error on the page.
 sed 's#document.body.dataset.rendered = "yes";#console.error("planted error");#' report.html > broken.html
 if check "$work/broken.html" > broken.json 2> broken.err; then fail "a console error went unnoticed"; fi

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -56,7 +58,11 @@ class FakeTrial : public TrialProcess {
     report.step = step_;
     report.value = FakeObjective(params_) * static_cast<double>(step_ + 1);
     steps->push_back(report);
-    if (checkpoints_) {  // declared after every step, as a trial that checkpoints each epoch does
+    if (checkpoints_) {                // declared after every step, as a trial that checkpoints each epoch does
+      if (!checkpoint_dir_.empty()) {  // written first, as a real trial must
+        std::filesystem::create_directories(checkpoint_dir_);
+        std::ofstream(checkpoint_dir_ + "/step-" + std::to_string(step_)) << step_;
+      }
       StepValue declared;
       declared.step = step_;
       declared.checkpoint = true;
@@ -99,6 +105,8 @@ class FakeTrial : public TrialProcess {
   }
   // Each poll takes this long (a step of real work), so that a pruner's word arrives in time.
   void PausePerStep(Millis pause) { step_pause_ = pause; }
+  // Checkpoints are also written as files `step-S` into this folder (none when empty).
+  void WriteCheckpointsTo(std::string dir) { checkpoint_dir_ = std::move(dir); }
 
  private:
   ParamSet params_;
@@ -112,6 +120,7 @@ class FakeTrial : public TrialProcess {
   std::int64_t step_ = 0;
   bool checkpoints_ = false;
   Millis step_pause_{0};
+  std::string checkpoint_dir_;
   bool finished_ = false;
   std::optional<TrialState> stop_;
   std::string reason_;
@@ -143,6 +152,11 @@ class FakeLauncher : public Launcher {
         std::make_unique<FakeTrial>(*params, polls, hang, crash, die_by_signal, &deaths, number, trial_seconds);
     trial->Checkpointing(resume_step, checkpoints);
     trial->PausePerStep(step_pause);
+    if (write_checkpoints) trial->WriteCheckpointsTo(spec.env.at("CLEANSWEEP_CHECKPOINT_DIR"));
+    if (resumes && write_checkpoints) {  // a real trial would load it: it must be there
+      std::ifstream loaded(spec.env.at("CLEANSWEEP_CHECKPOINT_DIR") + "/step-" + resume->second);
+      if (!loaded) missing_checkpoints.fetch_add(1);
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (resumes) resumed_[number] = std::stoll(resume->second);
@@ -162,15 +176,17 @@ class FakeLauncher : public Launcher {
   }
 
   std::atomic<int> started{0};
-  int crash_until_attempt = 0;  // attempts before this one crash (SIGSEGV)
-  int fail_start_from = 0;      // the Nth start and every later one fail as on a read-only disk (0: none)
-  int die_by_signal = 0;        // every trial dies of this signal at its first poll (0: none)
-  std::atomic<int> deaths{0};   // trials that died of it so far
-  double trial_seconds = 0.5;   // how long a completed trial says it ran (its start and end times)
-  std::int64_t hang_from = -1;  // trials numbered this or higher run until stopped (-1: none)
-  bool checkpoints = false;     // trials declare a checkpoint after every step
-  std::int64_t steps = 0;       // > 0: every trial reports steps 0 .. steps - 1 (one per poll), then completes
-  Millis step_pause{0};         // with steps: how long each step takes
+  int crash_until_attempt = 0;     // attempts before this one crash (SIGSEGV)
+  int fail_start_from = 0;         // the Nth start and every later one fail as on a read-only disk (0: none)
+  int die_by_signal = 0;           // every trial dies of this signal at its first poll (0: none)
+  std::atomic<int> deaths{0};      // trials that died of it so far
+  double trial_seconds = 0.5;      // how long a completed trial says it ran (its start and end times)
+  std::int64_t hang_from = -1;     // trials numbered this or higher run until stopped (-1: none)
+  bool checkpoints = false;        // trials declare a checkpoint after every step
+  std::int64_t steps = 0;          // > 0: every trial reports steps 0 .. steps - 1 (one per poll), then completes
+  Millis step_pause{0};            // with steps: how long each step takes
+  bool write_checkpoints = false;  // declared checkpoints are written as files too
+  std::atomic<int> missing_checkpoints{0};  // trials started from a checkpoint file that was not there
 
  private:
   bool hang_;

@@ -16,3 +16,10 @@ fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
+# job_pids CONFIG: mpirun and the cleansweep ranks of the job this test started on $work/CONFIG.
+job_pids() {
+  local p
+  for p in $(pgrep -f "$work/$1"); do
+    case "$(ps -o comm= -p "$p" 2> /dev/null)" in mpirun | cleansweep) echo "$p" ;; esac
+  done
+}

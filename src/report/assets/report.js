@@ -6,7 +6,7 @@
 const SVGNS = "http://www.w3.org/2000/svg";
 const STATE_COLORS = {
   COMPLETE: "#2e90fa", PRUNED: "#98a2b3", FAIL: "#f04438", CRASH: "#b42318", OOM_GPU: "#f79009",
-  OOM_HOST: "#dc6803", TIMEOUT: "#9e77ed", INTERRUPTED: "#d0d5dd", RUNNING: "#12b76a",
+  OOM_HOST: "#dc6803", TIMEOUT: "#9e77ed", INTERRUPTED: "#d0d5dd", RUNNING: "#12b76a", PAUSED: "#fdb022",
 };
 const data = JSON.parse(document.getElementById("study-data").textContent);
 const study = data.study;
@@ -183,7 +183,7 @@ function drawSummary() {
     if (color) b.style.color = color;
     htmlEl("span", label, c);
   };
-  card(`${trials.filter((t) => t.s !== "RUNNING" && t.s !== "INTERRUPTED").length} / ${study.n_trials}`, "trials finished");
+  card(`${trials.filter((t) => !["RUNNING", "INTERRUPTED", "PAUSED"].includes(t.s)).length} / ${study.n_trials}`, "trials finished");
   for (const s of Object.keys(STATE_COLORS)) if (counts[s]) card(counts[s], s, STATE_COLORS[s]);
   const starts = trials.map((t) => t.t0).filter((v) => v > 0);
   const ends = trials.map((t) => (t.t1 > 0 ? t.t1 : t.t0)).filter((v) => v > 0);
@@ -462,6 +462,56 @@ function drawCurves() {
   svg.dataset.drawn = drawn;
 }
 
+// Population-based training: one figure per searched numeric parameter, its value over the steps
+// each trial trained (a segment from the step it started at to its last), joined to the parent it
+// started from; the best trial's ancestry is drawn dark, the others light.
+function drawLineage() {
+  const holder = document.getElementById("lineage");
+  const children = trials.filter((t) => t.pa !== undefined);
+  if (!children.length) {
+    holder.dataset.drawn = 0;
+    return;
+  }
+  document.getElementById("lineage-section").hidden = false;
+  const byNumber = new Map(trials.map((t) => [t.n, t]));
+  const done = trials.filter((t) => t.s === "COMPLETE" && t.v !== null);
+  const best = done.length ? done.reduce((a, b) => ((maximize ? b.v > a.v : b.v < a.v) ? b : a)) : null;
+  const ancestry = new Set();
+  for (let t = best; t && !ancestry.has(t.n); t = t.pa !== undefined ? byNumber.get(t.pa) : null) ancestry.add(t.n);
+  // Where a trial started: a child at the step after its parent's checkpoint, its first report.
+  const start = (t) => (t.pa !== undefined && (data.steps[t.n] || []).length ? data.steps[t.n][0][0] - 1 : 0);
+  const spans = trials.filter((t) => t.ls >= 0);
+  document.getElementById("lineage-note").textContent = `${children.length} trials started from another's checkpoint, ` +
+    `up to generation ${Math.max(...trials.map((t) => t.ge || 0))}` +
+    (best ? `; dark: the ancestry of the best trial, ${best.n} (${fmt(best.v)}).` : ".");
+  let drawn = 0;
+  for (const p of data.params.filter((q) => q.kind === "float" || q.kind === "int")) {
+    const svg = svgEl("svg", { class: "slice lineage", "data-param": p.name }, holder);
+    const w = 460, h = 240;
+    const withParam = spans.filter((t) => p.name in t.p);
+    const x = scale("linear", extent(withParam.flatMap((t) => [start(t), t.ls])), 62, w - 16);
+    const y = paramScale(p, withParam.map((t) => t.p[p.name]), h - 38, 10);
+    frame(svg, w, h, x, y, "step", p.name + (p.log ? " (log)" : ""));
+    let marks = 0;
+    for (const t of withParam.sort((a, b) => ancestry.has(a.n) - ancestry.has(b.n))) {
+      const dark = ancestry.has(t.n);
+      const style = { stroke: dark ? "#1849a9" : "#98a2b3", "stroke-width": dark ? 2.4 : 1.2, "stroke-opacity": dark ? 1 : 0.7 };
+      const parent = t.pa !== undefined ? byNumber.get(t.pa) : null;
+      if (parent && p.name in parent.p) {
+        svgEl("line", { x1: x(start(t)), x2: x(start(t)), y1: y(parent.p[p.name]), y2: y(t.p[p.name]),
+          "stroke-dasharray": "3 2", class: "lineage-link", ...style }, svg);
+      }
+      const seg = svgEl("line", { x1: x(start(t)), x2: x(Math.max(t.ls, start(t))), y1: y(t.p[p.name]), y2: y(t.p[p.name]),
+        class: "lineage-span", ...style }, svg);
+      hover(seg, trialText(t) + (parent ? ` — from trial ${parent.n}'s checkpoint at step ${start(t)}, generation ${t.ge}` : ""));
+      marks++;
+    }
+    svg.dataset.drawn = marks;
+    drawn += marks;
+  }
+  holder.dataset.drawn = drawn;
+}
+
 function drawTimeline() {
   const svg = document.getElementById("timeline");
   const spans = trials.filter((t) => t.t0 > 0);
@@ -549,7 +599,7 @@ function drawFailures() {
 }
 
 for (const draw of [drawHeader, drawSummary, drawPareto, drawHistory, drawParallel, drawImportance, drawSlices, drawCurves,
-  drawTimeline, drawFailures]) {
+  drawLineage, drawTimeline, drawFailures]) {
   draw();
 }
 document.body.dataset.rendered = "yes";

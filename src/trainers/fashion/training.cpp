@@ -84,9 +84,10 @@ void SaveCheckpoint(Trial& trial, int epoch, ConvNet& model, torch::optim::Optim
   trial.DeclareCheckpoint(epoch);
 }
 
-// Loads the checkpoint of `epoch` into the model and optimiser; returns its accuracy.
+// Loads the checkpoint of `epoch` into the model and optimiser, which then uses the settings of
+// `o`; returns its accuracy.
 double LoadCheckpoint(Trial& trial, std::int64_t epoch, ConvNet& model, torch::optim::Optimizer& optimizer,
-                      torch::Device device) {
+                      const TrainOptions& o, torch::Device device) {
   const std::string path = trial.CheckpointPath(epoch, ".pt");
   torch::serialize::InputArchive archive, model_part, optimizer_part;
   try {
@@ -99,6 +100,18 @@ double LoadCheckpoint(Trial& trial, std::int64_t epoch, ConvNet& model, torch::o
   archive.read("optimizer", optimizer_part);
   model->load(model_part);
   optimizer.load(optimizer_part);
+  // The optimiser's state carries the settings it had. The trial's own are the ones to use: a trial
+  // that starts from another trial's checkpoint (population-based training) has explored them.
+  for (torch::optim::OptimizerParamGroup& group : optimizer.param_groups()) {
+    group.options().set_lr(o.lr);
+    if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&group.options())) {
+      sgd->momentum(o.momentum).weight_decay(o.weight_decay);
+    } else if (auto* adam = dynamic_cast<torch::optim::AdamOptions*>(&group.options())) {
+      adam->weight_decay(o.weight_decay);
+    } else if (auto* adamw = dynamic_cast<torch::optim::AdamWOptions*>(&group.options())) {
+      adamw->weight_decay(o.weight_decay);
+    }
+  }
   torch::Tensor state, accuracy;
   archive.read("cpu_generator", state);
   archive.read("val_accuracy", accuracy);
@@ -123,7 +136,7 @@ TrainResult Train(const TrainOptions& o, const Dataset& data, torch::Device devi
   const std::int64_t n = data.train.images.size(0);
   int first = 0;
   if (const std::optional<std::int64_t> resume = trial.ResumeStep()) {
-    result.val_accuracy = LoadCheckpoint(trial, *resume, model, *optimizer, device);
+    result.val_accuracy = LoadCheckpoint(trial, *resume, model, *optimizer, o, device);
     first = result.epochs = static_cast<int>(*resume);
     std::printf("going on from the checkpoint of epoch %d\n", first);
   }
@@ -156,7 +169,9 @@ TrainResult Train(const TrainOptions& o, const Dataset& data, torch::Device devi
     trial.Report(result.epochs, result.val_accuracy);  // step = epochs done, the pruners' resource
     if (trial.InSweep() && !o.first_batch_only)
       SaveCheckpoint(trial, result.epochs, model, *optimizer, result.val_accuracy);
-    if (trial.ShouldPrune()) {
+    // Stopped by the sweep (pruned, or paused at a rung: it goes on from the checkpoint if promoted);
+    // after the last epoch there is nothing left to stop.
+    if (result.epochs < o.epochs && trial.ShouldPrune()) {
       std::printf("pruned by the sweep after epoch %d\n", result.epochs);
       result.pruned = true;
       break;
