@@ -804,6 +804,37 @@ TEST(CoordinatorPbt, TheBottomMembersAreReplacedFromTheTopMembersCheckpoints) {
   for (const TrialRecord& r : trials) EXPECT_LE(r.generation, children);
 }
 
+// A member that fails leaves the population; the others go on and replace each other as before.
+TEST(CoordinatorPbt, AFailedMemberLeavesThePopulationAndTheRestGoOn) {
+  testing::TempDir dir;
+  Result<StudyConfig> config = LoadConfigText(
+      "study: {name: p, n_trials: 12, direction: maximize}\n"
+      "sampler: {kind: pbt, seed: 6, population: 4, interval: 2, perturb: [0.8, 1.2], resample_probability: 0}\n"
+      "trial: {command: [sh]}\nspace:\n  x: {type: float, low: 0.0, high: 1.0}\n  n: {type: int, low: 1, high: 4}\n",
+      "p.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  Sweep sweep(*config, 2);
+  sweep.trials_root = dir.File("p.trials");
+  sweep.launcher().checkpoints = sweep.launcher().write_checkpoints = true;
+  sweep.launcher().steps = 9;
+  sweep.launcher().step_pause = Millis(2);
+  sweep.launcher().crash_trials = {1};  // crashes in its second step
+  sweep.launcher().crash_after_steps = 2;
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  const auto& trials = sweep.store()->trials();
+  EXPECT_EQ(Find(trials, 1)->state, TrialState::kCrash);
+  int complete = 0;
+  for (const TrialRecord& r : trials) {
+    EXPECT_NE(r.parent, 1) << "trial " << r.number << " started from the failed member";
+    EXPECT_NE(r.state, TrialState::kPaused);
+    complete += r.state == TrialState::kComplete;
+  }
+  EXPECT_GE(complete, 1);
+  EXPECT_EQ(sweep.launcher().missing_checkpoints.load(), 0);
+}
+
 // Issue 18: study.stop_when. No new trial starts once it is met; those running finish and are
 // recorded as usual, the study is complete (not interrupted), and the reason is in the store.
 TEST(CoordinatorStopWhen, ATargetReachedStartsNoNewTrialsAndLetsRunningOnesFinish) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "launch/launcher.hpp"
@@ -140,14 +141,15 @@ class FakeLauncher : public Launcher {
       last_env_ = spec.env;
     }
     Result<ParamSet> params = ParamSetFromJson(nlohmann::json::parse(spec.env.at("CLEANSWEEP_PARAMS")));
-    const bool crash = std::stoi(spec.env.at("CLEANSWEEP_ATTEMPT")) < crash_until_attempt;
     const std::int64_t number = std::stoll(spec.env.at("CLEANSWEEP_TRIAL"));
+    const bool crash = std::stoi(spec.env.at("CLEANSWEEP_ATTEMPT")) < crash_until_attempt || crash_trials.count(number);
     const bool hang = hang_ || (hang_from >= 0 && number >= hang_from);
     const auto resume = spec.env.find("CLEANSWEEP_RESUME_STEP");
     const bool resumes = resume != spec.env.end() && !resume->second.empty();
     const std::int64_t resume_step = resumes ? std::stoll(resume->second) : -1;
     // Uneven durations; or with `steps`, steps 0 .. steps - 1 in all, wherever it starts.
-    const int polls = steps > 0 ? static_cast<int>(steps - 1 - resume_step) : 1 + static_cast<int>(started % 3);
+    int polls = steps > 0 ? static_cast<int>(steps - 1 - resume_step) : 1 + static_cast<int>(started % 3);
+    if (crash_trials.count(number)) polls = std::min(polls, crash_after_steps);
     auto trial =
         std::make_unique<FakeTrial>(*params, polls, hang, crash, die_by_signal, &deaths, number, trial_seconds);
     trial->Checkpointing(resume_step, checkpoints);
@@ -176,7 +178,9 @@ class FakeLauncher : public Launcher {
   }
 
   std::atomic<int> started{0};
-  int crash_until_attempt = 0;     // attempts before this one crash (SIGSEGV)
+  int crash_until_attempt = 0;          // attempts before this one crash (SIGSEGV)
+  std::set<std::int64_t> crash_trials;  // these trials crash (SIGSEGV) after crash_after_steps steps
+  int crash_after_steps = 1;
   int fail_start_from = 0;         // the Nth start and every later one fail as on a read-only disk (0: none)
   int die_by_signal = 0;           // every trial dies of this signal at its first poll (0: none)
   std::atomic<int> deaths{0};      // trials that died of it so far
