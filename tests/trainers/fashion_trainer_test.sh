@@ -54,6 +54,19 @@ assert os.path.exists(os.path.join(sys.argv[1], "cut", "checkpoints", "step-3.pt
 print("trainer checkpoints ok: epoch 3 after a resume = unbroken (%.4f)" % step3(whole)[0])
 PY
 
+# A trial that starts from another trial's checkpoint (population-based training) trains on with
+# its own learning rate, not the one the optimiser's saved state carries.
+mkdir -p "$work/explored/checkpoints"
+cp "$work/cut/checkpoints/step-2.pt" "$work/explored/checkpoints/"
+in_sweep "$work/explored" '{"epochs": 3, "lr": 0.05}' 2
+/usr/bin/python3 - "$work" <<'PY'
+import json, os, sys
+def step3(name):
+    return [json.loads(l)["value"] for l in open(os.path.join(sys.argv[1], name, "reports.txt")) if json.loads(l).get("step") == 3]
+assert step3("explored") != step3("cut"), "epoch 3 with lr 0.05 trained as with the checkpoint's lr"
+print("trainer takes its own learning rate after a checkpoint: epoch 3 %.4f against %.4f" % (step3("explored")[0], step3("cut")[0]))
+PY
+
 # In a sweep: two trials, parameters from the sampler, one report per epoch.
 mpi=(mpirun --oversubscribe)
 [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
@@ -104,5 +117,32 @@ for s, f in zip(spawned, forked):
     assert s["param_lr"] == f["param_lr"] and s["param_channels"] == f["param_channels"], (s, f)
     assert abs(s["value"] - f["value"]) < 1e-6, (s["value"], f["value"])
 print("fork-server sweep ok:", [round(v, 3) for v in forked["value"]])
+PY
+# Population-based training with the trainer (issue 17): a small population completes, the
+# replacements start from their parents' checkpoints, and the study records the lineage.
+cat > pbt.yaml <<YAML
+study: {name: pbt, direction: maximize, metric: val_accuracy, n_trials: 5, storage: $work/pbt.h5}
+sampler: {kind: pbt, seed: 3, population: 2, interval: 1, quantile: 0.5}
+trial: {command: [cleansweep-train-fashion, --subset, "400", --val-size, "400"], timeout: 5m}
+space:
+  lr: {type: float, low: 1.0e-3, high: 1.0e-1, log: true}
+  momentum: {type: float, low: 0.0, high: 0.9}
+  optimizer: sgd
+  channels: 4
+  epochs: 4
+YAML
+"${mpi[@]}" -np 3 "$bin/cleansweep" run pbt.yaml --progress lines > pbt.txt || fail "pbt sweep exited $?: $(cat pbt.txt)"
+/usr/bin/python3 - <<PY
+import h5py
+with h5py.File("$work/pbt.h5", "r") as f:
+    t = f["trials"][:]
+states = [s.rstrip(b"\0") for s in t["state"]]
+assert set(states) <= {b"COMPLETE", b"PRUNED"} and b"COMPLETE" in states, (states, t["reason"])
+children = t[t["parent"] >= 0]
+assert len(children) > 0, "no member was replaced"
+for c in children:
+    assert c["generation"] >= 1 and c["parent"] in t["number"], c
+print("trainer pbt ok: %d trials, %d started from another's checkpoint, up to generation %d"
+      % (len(t), len(children), t["generation"].max()))
 PY
 echo "PASS: trainer"
