@@ -5,25 +5,6 @@
 #include "samplers/random_sampler.hpp"
 
 namespace cleansweep {
-namespace {
-
-// A value for every parameter, active or not: what a parameter that a changed choice makes active takes.
-ParamSet DrawEvery(const SearchSpace& space, SplitMix64& rng) {
-  ParamSet params;
-  for (const ParamSpec& spec : space.params()) {
-    const double u = rng.Uniform();
-    if (spec.kind == ParamKind::kFloat || spec.kind == ParamKind::kInt) {
-      params[spec.name] = SearchSpace::FromUnit(spec, u);
-    } else if (spec.kind == ParamKind::kCategorical) {
-      params[spec.name] = spec.choices[static_cast<size_t>(u * static_cast<double>(spec.choices.size()))];
-    } else {
-      params[spec.name] = spec.fixed_value;
-    }
-  }
-  return params;
-}
-
-}  // namespace
 
 std::optional<ParamSet> PbtSampler::Ask(std::int64_t number, const TrialHistory& /*history*/) {
   SplitMix64 rng = StreamFor(options_.seed, static_cast<std::uint64_t>(number));
@@ -59,7 +40,7 @@ std::optional<ParamSet> PbtSampler::Derive(std::int64_t number, const ParamSet& 
         spec.kind == ParamKind::kInt ? ParamValue(static_cast<std::int64_t>(std::llround(x))) : ParamValue(x);
   }
   SplitMix64 fallback = StreamFor(options_.seed ^ 0x66616c6cULL, static_cast<std::uint64_t>(number));
-  return SearchSpace::Complete(space_, explored, parent, DrawEvery(space_, fallback));
+  return SearchSpace::Complete(space_, explored, parent, RandomSampler::DrawEvery(space_, fallback));
 }
 
 }  // namespace cleansweep

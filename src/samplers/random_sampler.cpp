@@ -2,11 +2,13 @@
 
 namespace cleansweep {
 
-ParamSet RandomSampler::Draw(const SearchSpace& space, SplitMix64& rng) {
+namespace {
+
+ParamSet DrawParams(const SearchSpace& space, SplitMix64& rng, bool every) {
   ParamSet params;
   for (const ParamSpec& spec : space.params()) {
     const double u = rng.Uniform();  // drawn even when inactive, so streams stay aligned
-    if (!SearchSpace::IsActive(spec, params)) continue;
+    if (!every && !SearchSpace::IsActive(spec, params)) continue;
     switch (spec.kind) {
       case ParamKind::kFloat:
       case ParamKind::kInt:
@@ -22,6 +24,12 @@ ParamSet RandomSampler::Draw(const SearchSpace& space, SplitMix64& rng) {
   }
   return params;
 }
+
+}  // namespace
+
+ParamSet RandomSampler::Draw(const SearchSpace& space, SplitMix64& rng) { return DrawParams(space, rng, false); }
+
+ParamSet RandomSampler::DrawEvery(const SearchSpace& space, SplitMix64& rng) { return DrawParams(space, rng, true); }
 
 std::optional<ParamSet> RandomSampler::Ask(std::int64_t number, const TrialHistory& /*history*/) {
   SplitMix64 rng = StreamFor(seed_, static_cast<std::uint64_t>(number));

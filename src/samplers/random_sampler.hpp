@@ -15,6 +15,9 @@ class RandomSampler : public Sampler {
 
   // One draw of every active parameter from `rng`; used by other samplers for start-up trials.
   static ParamSet Draw(const SearchSpace& space, SplitMix64& rng);
+  // The same draw with the inactive parameters kept: what a parameter that a choice fixed
+  // elsewhere makes active takes (SearchSpace::Complete's fallback). Active ones equal Draw's.
+  static ParamSet DrawEvery(const SearchSpace& space, SplitMix64& rng);
 
  private:
   SearchSpace space_;

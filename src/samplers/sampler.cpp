@@ -14,7 +14,7 @@ ParamSet CompleteEnqueued(Sampler& sampler, const StudyConfig& config, const Par
                           const TrialHistory& history) {
   const ParamSet proposal = sampler.ProposalFor(number, history);
   SplitMix64 rng = StreamFor(~config.sampler.seed, static_cast<std::uint64_t>(number));
-  return SearchSpace::Complete(config.space, fixed, proposal, RandomSampler::Draw(config.space, rng));
+  return SearchSpace::Complete(config.space, fixed, proposal, RandomSampler::DrawEvery(config.space, rng));
 }
 
 Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {

@@ -81,5 +81,31 @@ TEST(RandomSampler, SameSeedSameTrialsWhateverTheOrder) {
   EXPECT_NE(a[0], a[1]);
 }
 
+// An enqueued configuration that fixes a choice gets the parameters that choice makes active,
+// whatever the sampler's proposal and the random draw chose (both may lack them).
+TEST(CompleteEnqueued, ParametersAChoiceMakesActiveAreAlwaysFilledIn) {
+  const StudyConfig config = Config(kSpace);
+  Result<std::unique_ptr<Sampler>> sampler = MakeSampler(config);
+  ASSERT_TRUE(sampler.ok());
+  int without_m = 0;  // proposals that chose another optimizer, so lack the momentum m
+  for (std::int64_t n = 0; n < 60; ++n) {
+    without_m += (*sampler)->Ask(n, TrialHistory{})->count("m") == 0;
+    const ParamSet p = CompleteEnqueued(**sampler, config, {{"opt", std::string("sgd")}}, n, TrialHistory{});
+    EXPECT_EQ(p.at("opt"), ParamValue(std::string("sgd")));
+    ASSERT_EQ(p.count("m"), 1u) << "trial " << n << ": m is active (opt = sgd) but missing";
+    EXPECT_TRUE(SearchSpace::Normalize(config.space.params()[7], p.at("m")).ok());
+    const ParamSet adam = CompleteEnqueued(**sampler, config, {{"opt", std::string("adam")}}, n, TrialHistory{});
+    EXPECT_EQ(adam.count("m"), 0u) << "m is inactive with adam";
+  }
+  EXPECT_GT(without_m, 20) << "the case this test is about did not come up";
+  // DrawEvery is Draw with the inactive parameters kept: the active ones are the same values.
+  for (std::uint64_t n = 0; n < 20; ++n) {
+    SplitMix64 a = StreamFor(5, n), b = StreamFor(5, n);
+    const ParamSet active = RandomSampler::Draw(config.space, a), every = RandomSampler::DrawEvery(config.space, b);
+    EXPECT_EQ(every.size(), config.space.params().size());
+    for (const auto& [name, value] : active) EXPECT_EQ(every.at(name), value) << name;
+  }
+}
+
 }  // namespace
 }  // namespace cleansweep
