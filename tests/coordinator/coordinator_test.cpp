@@ -750,19 +750,30 @@ TEST(CoordinatorPromotions, AResumedStudyPromotesItsPausedTrialsAndSettlesTheRes
 // every interval; the bottom one is replaced by a new trial that starts from a top member's
 // checkpoint (linked into its own folder before it starts) with derived parameters, one
 // generation on; the rest go on. n_trials bounds members and replacements together.
+// A PBT study of fake trials that report steps 0-8 and write each checkpoint as a file under `dir`.
+StudyConfig PbtConfig(std::int64_t n_trials, int seed) {
+  Result<StudyConfig> config =
+      LoadConfigText("study: {name: p, n_trials: " + std::to_string(n_trials) +
+                         ", direction: maximize}\nsampler: {kind: pbt, seed: " + std::to_string(seed) +
+                         ", population: 4, interval: 2, perturb: [0.8, 1.2], resample_probability: 0}\n"
+                         "trial: {command: [sh]}\nspace:\n  x: {type: float, low: 0.0, high: 1.0}\n  n: {type: int, "
+                         "low: 1, high: 4}\n",
+                     "p.yaml");
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  return *config;
+}
+
+void CheckpointingSteps(Sweep* sweep, const testing::TempDir& dir) {
+  sweep->trials_root = dir.File("p.trials");
+  sweep->launcher().checkpoints = sweep->launcher().write_checkpoints = true;
+  sweep->launcher().steps = 9;  // steps 0-8: checks at 2, 4 and 6 (and 8, the last)
+  sweep->launcher().step_pause = Millis(2);
+}
+
 TEST(CoordinatorPbt, TheBottomMembersAreReplacedFromTheTopMembersCheckpoints) {
   testing::TempDir dir;
-  Result<StudyConfig> config = LoadConfigText(
-      "study: {name: p, n_trials: 14, direction: maximize}\n"
-      "sampler: {kind: pbt, seed: 5, population: 4, interval: 2, perturb: [0.8, 1.2], resample_probability: 0}\n"
-      "trial: {command: [sh]}\nspace:\n  x: {type: float, low: 0.0, high: 1.0}\n  n: {type: int, low: 1, high: 4}\n",
-      "p.yaml");
-  ASSERT_TRUE(config.ok()) << config.status().message();
-  Sweep sweep(*config, 2);
-  sweep.trials_root = dir.File("p.trials");
-  sweep.launcher().checkpoints = sweep.launcher().write_checkpoints = true;
-  sweep.launcher().steps = 9;  // steps 0-8: checks at 2, 4 and 6 (and 8, the last)
-  sweep.launcher().step_pause = Millis(2);
+  Sweep sweep(PbtConfig(14, 5), 2);
+  CheckpointingSteps(&sweep, dir);
   const SystemClock clock;
   Result<RunSummary> summary = sweep.Run(clock);
   ASSERT_TRUE(summary.ok()) << summary.status().message();
@@ -807,17 +818,8 @@ TEST(CoordinatorPbt, TheBottomMembersAreReplacedFromTheTopMembersCheckpoints) {
 // A member that fails leaves the population; the others go on and replace each other as before.
 TEST(CoordinatorPbt, AFailedMemberLeavesThePopulationAndTheRestGoOn) {
   testing::TempDir dir;
-  Result<StudyConfig> config = LoadConfigText(
-      "study: {name: p, n_trials: 12, direction: maximize}\n"
-      "sampler: {kind: pbt, seed: 6, population: 4, interval: 2, perturb: [0.8, 1.2], resample_probability: 0}\n"
-      "trial: {command: [sh]}\nspace:\n  x: {type: float, low: 0.0, high: 1.0}\n  n: {type: int, low: 1, high: 4}\n",
-      "p.yaml");
-  ASSERT_TRUE(config.ok()) << config.status().message();
-  Sweep sweep(*config, 2);
-  sweep.trials_root = dir.File("p.trials");
-  sweep.launcher().checkpoints = sweep.launcher().write_checkpoints = true;
-  sweep.launcher().steps = 9;
-  sweep.launcher().step_pause = Millis(2);
+  Sweep sweep(PbtConfig(12, 6), 2);
+  CheckpointingSteps(&sweep, dir);
   sweep.launcher().crash_trials = {1};  // crashes in its second step
   sweep.launcher().crash_after_steps = 2;
   const SystemClock clock;

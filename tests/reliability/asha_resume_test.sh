@@ -41,13 +41,7 @@ PY
 done
 kill -0 $job 2> /dev/null || fail "the first run ended before its kill: $(tail -5 first.log)"
 grep -q "PAUSED" first.log || fail "no trial paused before the kill: $(cat first.log)"
-# shellcheck disable=SC2046
-kill -KILL $(job_pids ar.yaml) 2> /dev/null || true
-wait $job 2> /dev/null || true
-for _ in $(seq 1 100); do
-  [ -z "$(job_pids ar.yaml)" ] && ! pgrep -f "checkpoint_trial.py $work" > /dev/null && break
-  sleep 0.05
-done
+kill_job $job ar.yaml checkpoint_trial.py
 "${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" resume "$work/ar.h5" --progress lines > resume.log 2>&1 ||
   fail "resume exited $?: $(tail -5 resume.log)"
 grep -Eq "^resuming: .*, [0-9]+ paused," resume.log || fail "the resume found no paused trial: $(grep resuming resume.log)"

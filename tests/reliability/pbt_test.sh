@@ -36,13 +36,7 @@ PY
   sleep 0.05
 done
 if kill -0 $job 2> /dev/null; then
-  # shellcheck disable=SC2046
-  kill -KILL $(job_pids pbt.yaml) 2> /dev/null || true
-  wait $job 2> /dev/null || true
-  for _ in $(seq 1 100); do
-    [ -z "$(job_pids pbt.yaml)" ] && ! pgrep -f "pbt_toy.py $work" > /dev/null && break
-    sleep 0.05
-  done
+  kill_job $job pbt.yaml pbt_toy.py
   "${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" resume "$work/pbt.h5" --progress lines > resume.log 2>&1 ||
     fail "resume exited $?: $(tail -5 resume.log)"
 else

@@ -23,3 +23,15 @@ job_pids() {
     case "$(ps -o comm= -p "$p" 2> /dev/null)" in mpirun | cleansweep) echo "$p" ;; esac
   done
 }
+# kill_job JOB_PID CONFIG TRIAL_PATTERN: SIGKILL to the whole job on $work/CONFIG at once (mpirun and
+# every rank, as a node failure or `scancel -s KILL` would), then waits up to 5 s until neither the
+# job nor a trial process matching "TRIAL_PATTERN $work" is left.
+kill_job() {
+  # shellcheck disable=SC2046
+  kill -KILL $(job_pids "$2") 2> /dev/null || true
+  wait "$1" 2> /dev/null || true
+  for _ in $(seq 1 100); do
+    [ -z "$(job_pids "$2")" ] && ! pgrep -f "$3 $work" > /dev/null && return 0
+    sleep 0.05
+  done
+}
