@@ -345,10 +345,10 @@ Status Coordinator::Replace(const Promotion& promotion, TrialRecord* running) {
   running->parent = promotion.parent;
   running->generation = parent_generation + 1;
   // Its steps go on from its parent's: as far as its training goes, it has done those.
-  running->checkpoint_step = running->resumed_from = running->last_step = promotion.rung_step;
+  running->checkpoint_step = running->resumed_from = running->last_step = promotion.parent_step;
   lineage_[number] = {running->params, running->generation};
-  curves_[number].checkpoint_step = promotion.rung_step;
-  pins_[promotion.parent][number] = promotion.rung_step;  // until the new trial has linked it
+  curves_[number].checkpoint_step = promotion.parent_step;
+  pins_[promotion.parent][number] = promotion.parent_step;  // until the new trial has linked it
   pinned_parent_[number] = promotion.parent;
   progress_->Message("trial " + std::to_string(ended.number) + " " + promotion.reason + ": trial " +
                      std::to_string(number) + " (generation " + std::to_string(running->generation) + ")");

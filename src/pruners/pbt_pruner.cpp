@@ -27,7 +27,7 @@ std::optional<Promotion> PbtPruner::Promote(const Curves& curves) const {
   if (!next) return std::nullopt;
   const auto [step, number] = *next;
   const TrialCurve& mine = curves.at(number);
-  Promotion goes_on{number, 0, mine.checkpoint_step, "", -1};
+  Promotion goes_on{number, 0, step, "", -1, -1};
   // The population: trials with a value that are still members (running, paused). One that
   // completed has left it: its last checkpoint is its end, nothing to train on from.
   std::vector<std::pair<double, std::int64_t>> ranked;  // latest value, trial; best first below
@@ -71,7 +71,7 @@ std::optional<Promotion> PbtPruner::Promote(const Curves& curves) const {
                 "in the top %zu, and a new trial goes on from its checkpoint at step %lld",
                 static_cast<long long>(step), value, q, n, static_cast<long long>(parent),
                 donor.values.rbegin()->second, q, static_cast<long long>(donor.checkpoint_step));
-  return Promotion{number, 0, donor.checkpoint_step, text, parent};
+  return Promotion{number, 0, step, text, parent, donor.checkpoint_step};
 }
 
 }  // namespace cleansweep

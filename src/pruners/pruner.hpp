@@ -23,13 +23,14 @@ using Curves = std::map<std::int64_t, TrialCurve>;  // by trial number
 
 // A paused trial that may go on (pruner.resume), and why. With a `parent` (population-based
 // training), the paused trial ends instead and a new trial takes its place, starting from the
-// parent's checkpoint of `rung_step` with parameters derived from the parent's.
+// parent's checkpoint of `parent_step` with parameters derived from the parent's.
 struct Promotion {
   std::int64_t number = -1;
   int rung = 0;
-  std::int64_t rung_step = 0;
+  std::int64_t rung_step = 0;  // the step of the rung (PBT: of the check) it paused at
   std::string reason;
   std::int64_t parent = -1;
+  std::int64_t parent_step = -1;
 };
 
 class Pruner {

@@ -291,14 +291,15 @@ TEST(PbtPruner, TheBottomQuantileIsReplacedFromTheTopAndTheRestGoOn) {
   ASSERT_TRUE(next);
   EXPECT_EQ(next->number, 1) << "the paused member furthest behind first";
   EXPECT_EQ(next->parent, -1);
-  EXPECT_EQ(next->rung_step, 3) << "from its own checkpoint";
+  EXPECT_EQ(next->rung_step, 3);
+  EXPECT_EQ(next->parent_step, -1) << "from its own checkpoint";
   EXPECT_EQ(next->reason, "goes on at step 3: value 0.5 is not in the bottom 1 of 4 members");
   c[1].state = TrialState::kRunning;
   next = p.Promote(c);
   ASSERT_TRUE(next);
   EXPECT_EQ(next->number, 2);
   EXPECT_EQ(next->parent, 0) << "the top member, the only one in the top quantile";
-  EXPECT_EQ(next->rung_step, 6) << "from the parent's latest checkpoint";
+  EXPECT_EQ(next->parent_step, 6) << "from the parent's latest checkpoint";
   EXPECT_EQ(next->reason.rfind("replaced at step 6: value 0.2 is in the bottom 1 of 4 members; trial 0", 0), 0u)
       << next->reason;
   // A top member without a checkpoint cannot be started from: the bottom one goes on instead.
