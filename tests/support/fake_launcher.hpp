@@ -92,7 +92,7 @@ class FakeTrial : public TrialProcess {
   }
   void Kill(TrialState state, const std::string& reason) override { Stop(state, reason); }
   void RequestPrune(const std::string& reason, Millis) override {
-    if (!stop_) {
+    if (!stop_ && !finished_) {  // as a real trial: a word that comes after it ended changes nothing
       stop_ = TrialState::kPruned, reason_ = reason;
       outcome_.value = FakeObjective(params_) * static_cast<double>(step_);  // its last report
     }
