@@ -26,7 +26,11 @@
 namespace cleansweep {
 namespace {
 
+// The name of this rank's node, as the coordinator groups workers into nodes (gangs, GPU lines).
+// CLEANSWEEP_NODE_NAME replaces it: for containers whose nodes all share one host name, and for
+// tests that place ranks of one machine on simulated nodes (docs/multi-gpu.md).
 std::string HostName() {
+  if (const char* name = std::getenv("CLEANSWEEP_NODE_NAME"); name && *name) return name;
   char name[256] = {};
   ::gethostname(name, sizeof name - 1);
   return name;

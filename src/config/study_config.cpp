@@ -15,6 +15,7 @@
 #include "config/space_parser.hpp"
 #include "config/yaml_reader.hpp"
 #include "util/byte_size.hpp"
+#include "util/number_format.hpp"
 
 namespace cleansweep {
 namespace {
@@ -378,12 +379,83 @@ Status CheckPlaceholders(const YamlReader& r, const YAML::Node& node, const std:
   return Status::Ok();
 }
 
+}  // namespace
+
+int TrialOptions::GpusFor(const ParamSet& params) const {
+  if (gpus_param.empty()) return gpus;
+  const auto it = params.find(gpus_param);
+  return it == params.end() ? gpus : std::max(1, static_cast<int>(std::lround(AsNumber(it->second))));
+}
+
+namespace {
+
+// trial.gpus, trial.processes, trial.allow_split (docs/multi-gpu.md).
+Status ParseGang(const YamlReader& r, const YAML::Node& node, const SearchSpace& space, TrialOptions* out) {
+  const ConfigSection trial(r, node, "trial");
+  const YAML::Node gpus = node["gpus"];
+  const std::string usage =
+      "expected a number of GPUs (workers) per trial, 1 to " + std::to_string(kMaxGangSize) +
+      ", or \"{name}\": a parameter of the space (an int, or a categorical of whole numbers) that chooses it per trial";
+  if (gpus && gpus.IsScalar() && !gpus.Scalar().empty() && gpus.Scalar()[0] == '{') {
+    const std::string& text = gpus.Scalar();
+    const std::string name = text.size() > 2 && text.back() == '}' ? text.substr(1, text.size() - 2) : "";
+    const ParamSpec* spec = space.Find(name);
+    if (!spec) return trial.Error("gpus", "names no parameter of the space: " + usage);
+    std::vector<double> sizes;
+    bool whole = true;
+    if (spec->kind == ParamKind::kInt) {
+      sizes = {spec->low, spec->high};
+    } else {
+      for (const ParamValue& v :
+           spec->kind == ParamKind::kFixed ? std::vector<ParamValue>{spec->fixed_value} : spec->choices) {
+        if (const auto* i = std::get_if<std::int64_t>(&v)) {
+          sizes.push_back(static_cast<double>(*i));
+        } else {
+          whole = false;
+        }
+      }
+    }
+    if (!whole || spec->kind == ParamKind::kFloat || SearchSpace::IsConditional(*spec)) {
+      return trial.Error(
+          "gpus", "parameter '" + name + "' cannot choose a trial's GPUs: " + usage +
+                      (SearchSpace::IsConditional(*spec) ? " (and not conditional: every trial needs a size)" : ""));
+    }
+    const auto [low, high] = std::minmax_element(sizes.begin(), sizes.end());
+    if (*low < 1 || *high > kMaxGangSize) {
+      return trial.Error("gpus", "parameter '" + name + "' allows " + FormatDouble(*low < 1 ? *low : *high) +
+                                     " GPUs per trial: " + usage);
+    }
+    out->gpus_param = name;
+    out->max_gpus = static_cast<int>(*high);
+  } else {
+    if (!trial.Read("gpus", &out->gpus, 1, kMaxGangSize).ok()) return trial.Error("gpus", usage);
+    out->max_gpus = out->gpus;
+  }
+  if (trial.Has("processes")) {
+    std::string processes;
+    CS_RETURN_IF_ERROR(trial.Read("processes", &processes));
+    if (processes != "per_gpu" && processes != "single") {
+      return trial.Error("processes",
+                         "expected per_gpu (one process per GPU of the trial, RANK 0..K-1, as torchrun starts them) "
+                         "or single (one process that sees all the trial's GPUs: torchrun inside it, or DataParallel)");
+    }
+    out->processes = processes == "single" ? GangProcesses::kSingle : GangProcesses::kPerGpu;
+  }
+  CS_RETURN_IF_ERROR(trial.Read("allow_split", &out->allow_split));
+  if (out->processes == GangProcesses::kSingle && out->allow_split) {
+    return trial.Error("allow_split",
+                       "cannot be true with trial.processes: single (one process sees GPUs of one node)");
+  }
+  return Status::Ok();
+}
+
 Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace& space, TrialOptions* out) {
   if (!node) return r.Error(node, "trial", "missing: a config needs `trial: {command: [...]}`");
-  CS_RETURN_IF_ERROR(r.CheckKeys(
-      node, "trial",
-      {"command", "launcher", "timeout", "kill_grace", "prune_grace", "stop_grace", "log_limit_mb", "tail_lines", "env",
-       "retries", "retry_on", "memory_limit", "gpu_clean_wait", "prepare_timeout", "prefork", "checkpoint_keep"}));
+  CS_RETURN_IF_ERROR(
+      r.CheckKeys(node, "trial",
+                  {"command", "launcher", "timeout", "kill_grace", "prune_grace", "stop_grace", "log_limit_mb",
+                   "tail_lines", "env", "retries", "retry_on", "memory_limit", "gpu_clean_wait", "prepare_timeout",
+                   "prefork", "checkpoint_keep", "gpus", "processes", "allow_split"}));
   const YAML::Node command = node["command"];
   if (!command) return r.Error(node, "trial.command", "missing: the program to run, e.g. [python3, train.py]");
   if (command.IsScalar()) {
@@ -436,6 +508,7 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
                            : keep == "none" ? CheckpointKeep::kNone
                                             : CheckpointKeep::kLast;
   }
+  CS_RETURN_IF_ERROR(ParseGang(r, node, space, out));
   if (node["retry_on"]) {
     const YAML::Node list = node["retry_on"];
     if (!list.IsSequence()) {
@@ -482,7 +555,8 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
 
 Status ParseWorkers(const YamlReader& r, const YAML::Node& node, WorkerOptions* out) {
   if (!node) return Status::Ok();
-  CS_RETURN_IF_ERROR(r.CheckKeys(node, "workers", {"gpus", "queue"}));
+  CS_RETURN_IF_ERROR(r.CheckKeys(node, "workers", {"gpus", "queue", "backfill"}));
+  CS_RETURN_IF_ERROR(ConfigSection(r, node, "workers").Read("backfill", &out->backfill));
   if (const YAML::Node queue = node["queue"]; queue && !(queue.IsScalar() && queue.Scalar() == "auto")) {
     int depth = 0;
     const ConfigSection workers(r, node, "workers");
@@ -715,6 +789,11 @@ Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& s
                    "last or all");
   }
   CS_RETURN_IF_ERROR(ParseWorkers(r, root["workers"], &config.workers));
+  if (config.trial.gangs() && config.workers.queue.value_or(0) > 0) {
+    return r.Error(root["workers"]["queue"], "workers.queue",
+                   "must be 0 or auto when trials take several GPUs (trial.gpus): a trial of a gang starts on all "
+                   "its workers at once, so none can wait on a busy worker");
+  }
   CS_RETURN_IF_ERROR(ParseEnqueue(r, root["enqueue"], config, &config.enqueue));
   config.yaml_text = overrides.empty() ? text : YAML::Dump(root) + "\n";
   return config;

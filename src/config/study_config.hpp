@@ -136,6 +136,8 @@ enum class LauncherKind { kSpawn, kForkServer };
 
 enum class CheckpointKeep { kLast, kAll, kNone };
 
+enum class GangProcesses { kPerGpu, kSingle };
+
 struct TrialOptions {                            // trial:
   std::vector<std::string> command;              // argv; words may hold {param} placeholders
   LauncherKind launcher = LauncherKind::kSpawn;  // forkserver: command[0] is the plugin
@@ -157,6 +159,21 @@ struct TrialOptions {                            // trial:
   // Which of a trial's declared checkpoints stay (docs/checkpoints.md): the latest (older ones go
   // when a newer one is declared), all of them, or none once the trial has ended for good.
   CheckpointKeep checkpoint_keep = CheckpointKeep::kLast;
+  // Gangs (docs/multi-gpu.md): each trial takes `gpus` workers at once, or as many as its
+  // parameter `gpus_param` says (an int or a categorical of whole numbers, written "{g}").
+  int gpus = 1;
+  std::string gpus_param;
+  // per_gpu: one process per worker of the gang (the torchrun model, RANK 0 .. K-1); single: one
+  // process on the gang's first worker that sees every GPU of the gang.
+  GangProcesses processes = GangProcesses::kPerGpu;
+  // A gang that fits on one node never spans nodes unless this is set.
+  bool allow_split = false;
+  // The most workers one trial can take (gpus, or the largest value gpus_param can have); 1
+  // unless the study runs gangs.
+  int max_gpus = 1;
+  bool gangs() const { return max_gpus > 1; }
+  // How many workers a trial with these parameters takes.
+  int GpusFor(const ParamSet& params) const;
 };
 
 struct WorkerOptions {  // workers:
@@ -167,6 +184,9 @@ struct WorkerOptions {  // workers:
   // rank 0 (docs/architecture.md, "Scheduling"). nullopt: auto, one while the study's recent
   // trials are short (under kShortTrial), none otherwise.
   std::optional<int> queue;
+  // Gangs: trials that wait for workers start out of order when they fit (backfill), the first
+  // waiting one holding workers for itself so that it is never starved. false: strictly in order.
+  bool backfill = true;
 };
 
 // workers.queue: auto queues a trial on a busy worker only while trials last less than this. The
@@ -175,6 +195,8 @@ struct WorkerOptions {  // workers:
 // results; a coordinator at its limit does more work per trial: bench/README.md).
 inline constexpr double kShortTrialSeconds = 0.05;
 inline constexpr int kMaxWorkerQueue = 4;
+// The most workers one trial may take (trial.gpus).
+inline constexpr int kMaxGangSize = 4096;
 
 struct StudyConfig {
   StudyOptions study;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "coordinator/gang_outcome.hpp"
 #include "pruners/pbt_pruner.hpp"
 #include "util/number_format.hpp"
 
@@ -19,6 +20,10 @@ constexpr Millis kWindDownSlack = Millis(10'000);
 
 // workers.queue: auto decides on the median run time of this many recent trials.
 constexpr size_t kRecentTrials = 32;
+
+// Gangs: trials drawn ahead and waiting for workers at most, so that smaller ones can backfill
+// while the first waits (docs/multi-gpu.md).
+constexpr size_t kGangLookahead = 8;
 
 }  // namespace
 
@@ -83,6 +88,8 @@ Status Coordinator::SetUpWorkers(const std::string& trials_root) {
     WorkerSlot& slot = workers_[static_cast<size_t>(e->source)];
     slot.present = ready->ok;
     slot.gpu = ready->gpu;
+    slot.address = ready->address;
+    slot.port = ready->port;
     gpus += ready->gpu.empty() ? 0 : 1;
     if (ready->ok && !ready->isolation.empty()) isolation.insert(slot.host + ": " + ready->isolation);
     if (ready->ok && !ready->gpu.empty()) {
@@ -99,6 +106,20 @@ Status Coordinator::SetUpWorkers(const std::string& trials_root) {
   for (size_t rank = 1; rank < workers_.size(); ++rank) {
     if (workers_[rank].present) idle_.PushBack(static_cast<int>(rank));
     present_workers_ += workers_[rank].present ? 1 : 0;
+  }
+  if (config_.trial.gangs()) {
+    std::map<std::string, std::vector<int>> by_host;  // nodes in the order of their first rank
+    std::vector<std::string> order;
+    for (size_t rank = 1; rank < workers_.size(); ++rank) {
+      if (!workers_[rank].present) continue;
+      auto [it, added] = by_host.try_emplace(workers_[rank].host);
+      if (added) order.push_back(workers_[rank].host);
+      it->second.push_back(static_cast<int>(rank));
+    }
+    std::vector<std::vector<int>> nodes;
+    for (const std::string& host : order) nodes.push_back(by_host[host]);
+    planner_ = std::make_unique<GangPlanner>(std::move(nodes), config_.trial.allow_split);
+    CS_RETURN_IF_ERROR(CheckGangsFit());
   }
   for (const std::string& line : isolation) progress_->Message("trials on " + line);
   for (const auto& [host, line] : gpu_lines) progress_->Message(line);
@@ -198,6 +219,7 @@ Status Coordinator::CheckStopWhen() {
 size_t Coordinator::QueueLimit() const { return static_cast<size_t>(config_.workers.queue.value_or(1)); }
 
 int Coordinator::QueueDepth() const {
+  if (planner_) return 0;  // a gang starts on all its workers at once: none waits on a busy one
   if (config_.workers.queue) return *config_.workers.queue;
   return short_trials_ ? 1 : 0;
 }
@@ -230,6 +252,7 @@ int Coordinator::TakeFreeRank() {
 }
 
 Status Coordinator::Dispatch() {
+  if (planner_) return DispatchGangs();
   // Many free workers and a sampler that fits a model per ask (TPE): one fit for all of them.
   std::deque<ParamSet> batch;
   double batch_ms_each = 0;
@@ -253,81 +276,283 @@ Status Coordinator::Dispatch() {
   // Free workers wait in queues, so a turn costs the same with 16 workers or 65,536. Each busy
   // worker gets at most one more trial per turn.
   for (size_t handed = 0; handed < free_slots && (!idle_.empty() || !queueable_.empty()) && MoreToLaunch(); ++handed) {
-    const auto rank = static_cast<size_t>(TakeFreeRank());
-    WorkerSlot& slot = workers_[rank];
+    const int rank = TakeFreeRank();
     TrialRecord running;
-    running.number = next_number_;
-    const double asked = clock_->Now();
-    if (ledger_.HasRerun()) {
-      TrialLedger::Rerun rerun = ledger_.TakeRerun();
-      if (rerun.continues) {  // its own number and row, from its checkpoint; the ended attempt is kept apart
-        CS_RETURN_IF_ERROR(store_->AppendAttempt(*rerun.continues));
-        running = ContinuationOf(*rerun.continues, rerun.attempt);
-      } else {
-        running.params = std::move(rerun.params);
-        running.attempt = rerun.attempt;
-        running.retry_of = rerun.of;
-        running.enqueued = rerun.enqueued;
-      }
-      failures_[running.number] = rerun.failures;
-    } else if (std::optional<Promotion> promotion = NextPromotion();
-               promotion && (pruner_->PromotesFirst() || !MoreFresh())) {
-      if (promotion->parent >= 0 && Room()) {
-        CS_RETURN_IF_ERROR(Replace(*promotion, &running));
-      } else {  // on from its checkpoint, the pause kept apart
-        const TrialRecord paused = ledger_.TakePaused(promotion->number);
-        promotion_stale_ = true;
-        CS_RETURN_IF_ERROR(store_->AppendAttempt(paused));
-        running = ContinuationOf(paused, paused.attempt + 1);
-        progress_->Message(
-            "trial " + std::to_string(paused.number) + " " +
-            (promotion->parent >= 0 ? "goes on: study.n_trials allows no trial to replace it" : promotion->reason) +
-            "; it goes on from its checkpoint at step " + std::to_string(paused.checkpoint_step));
-      }
-    } else {
-      // The trial's place in the (unsharded) sweep's list: enqueued configurations come first.
-      const std::int64_t position = ShardPosition(config_.study.shard, fresh_);
-      const bool enqueued = position < static_cast<std::int64_t>(config_.enqueue.size());
-      std::optional<ParamSet> params;
-      bool from_batch = false;
-      if (enqueued) {
-        params =
-            CompleteEnqueued(*sampler_, config_, config_.enqueue[static_cast<size_t>(position)], position, history_);
-      } else if (!batch.empty()) {
-        params = std::move(batch.front());
-        batch.pop_front();
-        from_batch = true;
-      } else {
-        params = sampler_->Ask(position, history_);
-      }
-      if (!params) {
-        sampler_exhausted_ = true;
-        // The worker was taken for nothing: it stays free.
-        (slot.trials.empty() ? idle_ : queueable_).PushBack(static_cast<int>(rank));
-        break;
-      }
-      ++fresh_;
-      running.params = std::move(*params);
-      running.enqueued = enqueued;
-      running.sampler_ms = from_batch ? batch_ms_each : (clock_->Now() - asked) * 1e3;
+    Result<bool> drawn = NextTrial(&running, &batch, batch_ms_each);
+    if (!drawn.ok() || !*drawn) {  // the worker was taken for nothing: it stays free
+      (workers_[static_cast<size_t>(rank)].trials.empty() ? idle_ : queueable_).PushBack(rank);
+      if (!drawn.ok()) return drawn.status();
+      break;
     }
-    if (config_.sampler.kind == "pbt") lineage_.emplace(running.number, std::pair{running.params, running.generation});
-    running.start_time = clock_->Now();
-    running.worker = static_cast<int>(rank);
-    running.host = slot.host;
-    running.gpu = slot.gpu;
-    CS_RETURN_IF_ERROR(StageRow(running));                 // RUNNING in the file before it starts (CommitTurn sends it)
-    curves_[running.number].state = TrialState::kRunning;  // no values yet, or a continued trial's so far
-    pending_assigns_.push_back({static_cast<int>(rank), AssignMsg{running.number, running.params, running.attempt,
-                                                                  running.resumed_from, running.parent}});
-    history_.running[running.number] = running.params;
-    slot.trials.push_back(running.number);
-    if (running.number == next_number_) ++next_number_;
-    if (slot.trials.size() > 1) ++queued_;
-    if (slot.trials.size() <= QueueLimit()) queueable_.PushBack(static_cast<int>(rank));
-    running_[running.number] = std::move(running);
+    CS_RETURN_IF_ERROR(Launch(std::move(running), {rank}));
   }
   return Status::Ok();
+}
+
+Result<bool> Coordinator::NextTrial(TrialRecord* out, std::deque<ParamSet>* batch, double batch_ms_each) {
+  TrialRecord& running = *out;
+  running.number = next_number_;
+  const double asked = clock_->Now();
+  if (ledger_.HasRerun()) {
+    TrialLedger::Rerun rerun = ledger_.TakeRerun();
+    if (rerun.continues) {  // its own number and row, from its checkpoint; the ended attempt is kept apart
+      CS_RETURN_IF_ERROR(store_->AppendAttempt(*rerun.continues));
+      running = ContinuationOf(*rerun.continues, rerun.attempt);
+    } else {
+      running.params = std::move(rerun.params);
+      running.attempt = rerun.attempt;
+      running.retry_of = rerun.of;
+      running.enqueued = rerun.enqueued;
+    }
+    failures_[running.number] = rerun.failures;
+  } else if (std::optional<Promotion> promotion = NextPromotion();
+             promotion && (pruner_->PromotesFirst() || !MoreFresh())) {
+    if (promotion->parent >= 0 && Room()) {
+      CS_RETURN_IF_ERROR(Replace(*promotion, &running));
+    } else {  // on from its checkpoint, the pause kept apart
+      const TrialRecord paused = ledger_.TakePaused(promotion->number);
+      promotion_stale_ = true;
+      CS_RETURN_IF_ERROR(store_->AppendAttempt(paused));
+      running = ContinuationOf(paused, paused.attempt + 1);
+      progress_->Message(
+          "trial " + std::to_string(paused.number) + " " +
+          (promotion->parent >= 0 ? "goes on: study.n_trials allows no trial to replace it" : promotion->reason) +
+          "; it goes on from its checkpoint at step " + std::to_string(paused.checkpoint_step));
+    }
+  } else {
+    // The trial's place in the (unsharded) sweep's list: enqueued configurations come first.
+    const std::int64_t position = ShardPosition(config_.study.shard, fresh_);
+    const bool enqueued = position < static_cast<std::int64_t>(config_.enqueue.size());
+    std::optional<ParamSet> params;
+    bool from_batch = false;
+    if (enqueued) {
+      params = CompleteEnqueued(*sampler_, config_, config_.enqueue[static_cast<size_t>(position)], position, history_);
+    } else if (batch && !batch->empty()) {
+      params = std::move(batch->front());
+      batch->pop_front();
+      from_batch = true;
+    } else {
+      params = sampler_->Ask(position, history_);
+    }
+    if (!params) {
+      sampler_exhausted_ = true;
+      return false;
+    }
+    ++fresh_;
+    running.params = std::move(*params);
+    running.enqueued = enqueued;
+    running.sampler_ms = from_batch ? batch_ms_each : (clock_->Now() - asked) * 1e3;
+  }
+  if (config_.sampler.kind == "pbt") lineage_.emplace(running.number, std::pair{running.params, running.generation});
+  history_.running[running.number] = running.params;  // pending, for the sampler, from now on
+  if (running.number == next_number_) ++next_number_;
+  return true;
+}
+
+Status Coordinator::Launch(TrialRecord running, const std::vector<int>& ranks) {
+  const auto lead = static_cast<size_t>(ranks.front());
+  WorkerSlot& slot = workers_[lead];
+  running.start_time = clock_->Now();
+  running.worker = ranks.front();
+  running.host = slot.host;
+  running.gpu = slot.gpu;
+  AssignMsg assign{running.number, running.params, running.attempt, running.resumed_from, running.parent, {}};
+  if (ranks.size() > 1) {
+    Gang& gang = gangs_[running.number];
+    gang.ranks = ranks;
+    gang.single = config_.trial.processes == GangProcesses::kSingle;
+    running.gpus = static_cast<int>(ranks.size());
+    running.workers = FormatRanks(ranks);
+    running.gpu.clear();
+    for (const int rank : ranks) {
+      const std::string& gpu = workers_[static_cast<size_t>(rank)].gpu;
+      if (!gpu.empty()) running.gpu += (running.gpu.empty() ? "" : ",") + gpu;
+    }
+    GangPlace place;
+    place.size = static_cast<int>(ranks.size());
+    place.master_addr = slot.address;
+    place.master_port = slot.port;
+    place.single = gang.single;
+    place.gpus = running.gpu;
+    // RANK in the order given (grouped by node); LOCAL_RANK within its node, GROUP_RANK its node's.
+    std::map<int, int> on_node;  // node -> processes so far
+    std::map<int, int> group;    // node -> its index in the gang
+    for (const int rank : ranks) {
+      const int node = planner_->node_of(rank);
+      group.emplace(node, static_cast<int>(group.size()));
+      ++on_node[node];
+    }
+    place.groups = static_cast<int>(group.size());
+    std::map<int, int> seen;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const int node = planner_->node_of(ranks[i]);
+      place.rank = static_cast<int>(i);
+      place.local_rank = seen[node]++;
+      place.local_size = on_node[node];
+      place.group_rank = group[node];
+      assign.gang = place;
+      if (!gang.single || i == 0) pending_assigns_.push_back({ranks[i], assign});
+      if (gang.single) break;
+    }
+  } else {
+    pending_assigns_.push_back({ranks.front(), assign});
+  }
+  CS_RETURN_IF_ERROR(StageRow(running));                 // RUNNING in the file before it starts (CommitTurn sends it)
+  curves_[running.number].state = TrialState::kRunning;  // no values yet, or a continued trial's so far
+  for (const int rank : ranks) {
+    WorkerSlot& held = workers_[static_cast<size_t>(rank)];
+    held.trials.push_back(running.number);
+    if (held.trials.size() > 1) ++queued_;
+    if (held.trials.size() <= QueueLimit() && ranks.size() == 1) queueable_.PushBack(rank);
+  }
+  running_[running.number] = std::move(running);
+  return Status::Ok();
+}
+
+Status Coordinator::DispatchGangs() {
+  if (stopping_ || !stop_when_reason_.empty()) return SettleWaiting();
+  // Trials drawn ahead of time, so that smaller ones can fill workers a larger one leaves free.
+  const size_t lookahead = config_.workers.backfill ? kGangLookahead : 1;
+  for (;;) {
+    CS_RETURN_IF_ERROR(PlaceWaiting());
+    const bool free_worker = idle_.size() > 0;
+    if (!free_worker || waiting_.size() >= lookahead || !MoreToLaunch()) return Status::Ok();
+    TrialRecord next;
+    Result<bool> drawn = NextTrial(&next, nullptr, 0);
+    if (!drawn.ok()) return drawn.status();
+    if (!*drawn) return Status::Ok();
+    waiting_.push_back(std::move(next));
+  }
+}
+
+Status Coordinator::PlaceWaiting() {
+  const auto free = [this](int rank) { return idle_.Contains(rank); };
+  for (auto it = waiting_.begin(); it != waiting_.end() && !idle_.empty();) {
+    const bool head = it == waiting_.begin();
+    const int gpus = config_.trial.GpusFor(it->params);
+    const std::vector<int> ranks = planner_->Place(gpus, free, head);
+    if (ranks.empty()) {
+      if (!head) {
+        ++it;
+        continue;
+      }
+      // The first in line holds workers from now on; without backfill no other trial may pass it.
+      planner_->Reserve(it->number, gpus, free);
+      if (!config_.workers.backfill) return Status::Ok();
+      ++it;
+      continue;
+    }
+    if (planner_->reserved_trial() == it->number) planner_->ClearReservation();
+    for (const int rank : ranks) idle_.Erase(rank);
+    TrialRecord trial = std::move(*it);
+    it = waiting_.erase(it);
+    CS_RETURN_IF_ERROR(Launch(std::move(trial), ranks));
+  }
+  return Status::Ok();
+}
+
+Status Coordinator::SettleWaiting() {
+  if (waiting_.empty()) return Status::Ok();
+  const std::string why = stopping_ ? "the study stopped" : "the study stopped early (study.stop_when)";
+  for (TrialRecord& r : waiting_) {
+    r.state = TrialState::kInterrupted;
+    r.start_time = r.end_time = clock_->Now();
+    r.reason = "interrupted: not started: " + why + " while it waited for " +
+               std::to_string(config_.trial.GpusFor(r.params)) + " free workers (it runs on resume)";
+    CS_RETURN_IF_ERROR(StageRow(r));
+    history_.running.erase(r.number);
+    curves_[r.number].state = r.state;
+    const auto before = failures_.find(r.number);
+    ledger_.Settle(r, before == failures_.end() ? 0 : before->second);
+    if (before != failures_.end()) failures_.erase(before);
+    pending_progress_.push_back({r, State(), ""});
+  }
+  waiting_.clear();
+  planner_->ClearReservation();
+  return Status::Ok();
+}
+
+Status Coordinator::CheckGangsFit() const {
+  const int most = config_.trial.max_gpus;
+  const std::string what = config_.trial.gpus_param.empty() ? "trial.gpus: " + std::to_string(most)
+                                                            : "trial.gpus: \"{" + config_.trial.gpus_param +
+                                                                  "}\" (up to " + std::to_string(most) + ")";
+  if (most > present_workers_) {
+    return Status::InvalidInput(what + " needs " + std::to_string(most) + " workers for one trial; this job has " +
+                                std::to_string(present_workers_) + " (start it with at least " +
+                                std::to_string(most + 1) + " ranks: mpirun -np " + std::to_string(most + 1) +
+                                ", or srun --ntasks=" + std::to_string(most + 1) + ")");
+  }
+  if (config_.trial.processes == GangProcesses::kSingle && static_cast<size_t>(most) > planner_->largest_node()) {
+    return Status::InvalidInput(what + " with trial.processes: single needs " + std::to_string(most) +
+                                " workers on one node; the largest node of this job has " +
+                                std::to_string(planner_->largest_node()) +
+                                " (use trial.processes: per_gpu to span nodes, or more tasks per node)");
+  }
+  return Status::Ok();
+}
+
+Status Coordinator::FreeWorker(int source, std::int64_t number, bool check_sent) {
+  WorkerSlot& slot = workers_[static_cast<size_t>(source)];
+  if (slot.trials.empty() || slot.trials.front() != number || !running_.count(number) ||
+      (check_sent && slot.handed_out == 0)) {
+    return Status::RuntimeError("worker rank " + std::to_string(source) + " reported trial " + std::to_string(number) +
+                                " but was running " +
+                                (slot.trials.empty() ? std::string("none") : std::to_string(slot.trials.front())));
+  }
+  slot.trials.pop_front();
+  if (check_sent) --slot.handed_out;
+  if (slot.trials.empty()) {
+    queueable_.Erase(source);
+    idle_.PushBack(source);
+  } else {
+    --queued_;  // the next one in its queue runs now
+    if (slot.trials.size() <= QueueLimit()) queueable_.PushBack(source);
+  }
+  return Status::Ok();
+}
+
+Status Coordinator::SendToTrial(std::int64_t number, int source, const Message& message) {
+  const auto gang = gangs_.find(number);
+  if (gang == gangs_.end()) return transport_->Send(source, message);
+  for (const int rank : gang->second.ranks) {
+    if (!gang->second.ended.count(rank)) CS_RETURN_IF_ERROR(transport_->Send(rank, message));
+    if (gang->second.single) break;
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<TrialRecord>> Coordinator::GangMemberEnded(int source, TrialRecord record) {
+  Gang& gang = gangs_.at(record.number);
+  const std::int64_t number = record.number;
+  const bool failed = record.state != TrialState::kComplete;
+  const bool lead = source == gang.ranks.front();
+  const std::string said =
+      "rank " + std::to_string(std::find(gang.ranks.begin(), gang.ranks.end(), source) - gang.ranks.begin()) +
+      " of trial " + std::to_string(number) + " (worker " + std::to_string(source) + " on " + record.host + ") ended " +
+      TrialStateName(record.state);
+  gang.ended.emplace(source, std::move(record));
+  const size_t processes = gang.single ? 1 : gang.ranks.size();
+  if (gang.ended.size() < processes && !gang.aborted && (failed || lead)) {
+    // One trial, one outcome: the rest stop now (a failure), or get trial.kill_grace to end
+    // by themselves (rank 0 is done), then are stopped.
+    gang.aborted = true;
+    const AbortMsg abort{number, said, failed ? 0 : config_.trial.kill_grace.count()};
+    for (const int rank : gang.ranks) {
+      if (!gang.ended.count(rank)) CS_RETURN_IF_ERROR(transport_->Send(rank, abort));
+    }
+  }
+  if (gang.ended.size() < processes) return std::optional<TrialRecord>();
+  if (gang.single) {  // the workers held for the one process are free with it
+    for (size_t i = 1; i < gang.ranks.size(); ++i) CS_RETURN_IF_ERROR(FreeWorker(gang.ranks[i], number, false));
+    TrialRecord whole = std::move(gang.ended.begin()->second);
+    whole.workers = FormatRanks(gang.ranks);
+    gangs_.erase(number);
+    return std::optional<TrialRecord>(std::move(whole));
+  }
+  TrialRecord whole = MergeGang(gang.ranks, gang.ended);
+  gangs_.erase(number);
+  return std::optional<TrialRecord>(std::move(whole));
 }
 
 Status Coordinator::Replace(const Promotion& promotion, TrialRecord* running) {
@@ -396,7 +621,7 @@ ProgressState Coordinator::State() const {
   s.done = ledger_.finished();
   s.done_before = finished_before_;
   s.total = std::max(target_, ledger_.finished());
-  s.running = static_cast<std::int64_t>(history_.running.size()) - queued_;
+  s.running = static_cast<std::int64_t>(history_.running.size()) - queued_ - static_cast<std::int64_t>(waiting_.size());
   s.failed = ledger_.finished() - ledger_.complete() - ledger_.pruned();
   if (ledger_.best()) {
     s.best_value = ledger_.best()->value;
@@ -408,22 +633,14 @@ ProgressState Coordinator::State() const {
 }
 
 Status Coordinator::RecordResult(int source, TrialRecord record) {
-  WorkerSlot& slot = workers_[static_cast<size_t>(source)];
+  CS_RETURN_IF_ERROR(FreeWorker(source, record.number, true));
+  if (gangs_.count(record.number)) {
+    Result<std::optional<TrialRecord>> whole = GangMemberEnded(source, std::move(record));
+    if (!whole.ok()) return whole.status();
+    if (!whole->has_value()) return Status::Ok();  // its other processes have yet to end
+    record = std::move(**whole);
+  }
   const auto it = running_.find(record.number);
-  if (slot.trials.empty() || slot.trials.front() != record.number || it == running_.end() || slot.handed_out == 0) {
-    return Status::RuntimeError("worker rank " + std::to_string(source) + " reported trial " +
-                                std::to_string(record.number) + " but was running " +
-                                (slot.trials.empty() ? std::string("none") : std::to_string(slot.trials.front())));
-  }
-  slot.trials.pop_front();
-  --slot.handed_out;
-  if (slot.trials.empty()) {
-    queueable_.Erase(source);
-    idle_.PushBack(source);
-  } else {
-    --queued_;  // the next one in its queue runs now
-    if (slot.trials.size() <= QueueLimit()) queueable_.PushBack(source);
-  }
   NoteDuration(record);
   history_.running.erase(record.number);
   record.enqueued = it->second.enqueued;
@@ -453,7 +670,8 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   if (config_.trial.checkpoint_keep == CheckpointKeep::kNone && record.checkpoint_step >= 0 &&
       record.state != TrialState::kInterrupted && record.state != TrialState::kPaused) {
     pending_releases_.push_back(
-        {source, ReleaseMsg{record.number, ReleaseBound(record.number, std::numeric_limits<std::int64_t>::max())}});
+        {record.worker > 0 ? record.worker : source,
+         ReleaseMsg{record.number, ReleaseBound(record.number, std::numeric_limits<std::int64_t>::max())}});
   }
   curves_[record.number].state = record.state;
   promotion_stale_ = true;
@@ -490,7 +708,7 @@ Status Coordinator::RecordReport(int source, const IntermediateValue& v) {
   if (!reason) return Status::Ok();
   prune_sent_.insert(v.trial);
   if (pruner_->Pauses()) pausing_.insert(v.trial);  // it stops as if pruned; RecordResult makes it PAUSED
-  return transport_->Send(source, PruneMsg{v.trial, *reason});
+  return SendToTrial(v.trial, source, PruneMsg{v.trial, *reason});
 }
 
 Status Coordinator::RecordCheckpoint(int source, const CheckpointMsg& checkpoint) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/gang_planner.hpp"
 #include "coordinator/progress.hpp"
 #include "coordinator/rank_queue.hpp"
 #include "coordinator/trial_ledger.hpp"
@@ -82,6 +83,8 @@ class Coordinator {
     bool present = false;
     std::string host;
     std::string gpu;
+    std::string address;  // MASTER_ADDR and MASTER_PORT of the gang trials it leads
+    int port = 0;
     // Its trials in the order it runs them: the first runs, the others wait on the worker
     // (workers.queue). Empty when it is idle.
     std::deque<std::int64_t> trials;
@@ -100,6 +103,25 @@ class Coordinator {
   Status CheckStopRequest();
   Result<Envelope> ReceiveOrFail(Millis max_wait, const char* waiting_for);
   Status Dispatch();
+  // The next trial to run: a rerun, a promotion, or fresh parameters (from `batch` while it has
+  // some); false when the sampler has none left.
+  Result<bool> NextTrial(TrialRecord* running, std::deque<ParamSet>* batch, double batch_ms_each);
+  // Starts `running` on `ranks` (one, or a gang's): RUNNING in the file, sent after the flush.
+  Status Launch(TrialRecord running, const std::vector<int>& ranks);
+  // Gangs (trial.gpus): trials wait in order until enough workers are free (GangPlanner).
+  Status DispatchGangs();
+  Status PlaceWaiting();
+  // The study stops with trials still waiting for workers: they are INTERRUPTED, never started.
+  Status SettleWaiting();
+  // Refuses a gang larger than the job's workers or, for processes: single, than a node.
+  Status CheckGangsFit() const;
+  // A gang process ended: the rest are stopped if it failed (or was rank 0); once all ended, the
+  // trial's one record. nullopt while some still run.
+  Result<std::optional<TrialRecord>> GangMemberEnded(int source, TrialRecord record);
+  // Frees `source` of its first trial, `number`.
+  Status FreeWorker(int source, std::int64_t number, bool check_sent);
+  // Sends to every worker running a process of trial `number` (just `source` for an ordinary trial).
+  Status SendToTrial(std::int64_t number, int source, const Message& message);
   // How many trials a busy worker may hold besides its running one, now (workers.queue).
   int QueueDepth() const;
   size_t QueueLimit() const;  // the most QueueDepth() can be: whether a busy worker may ever queue
@@ -203,6 +225,16 @@ class Coordinator {
   std::vector<std::pair<int, ReleaseMsg>> pending_releases_;
   std::vector<PendingProgress> pending_progress_;
   std::int64_t uncommitted_rows_ = 0;
+  // Gangs (docs/multi-gpu.md).
+  struct Gang {
+    std::vector<int> ranks;            // every worker it holds, its rank 0's first
+    bool single = false;               // one process, on ranks[0]; the others are held for it
+    std::map<int, TrialRecord> ended;  // its processes' results so far, by worker rank
+    bool aborted = false;              // the rest were told to stop
+  };
+  std::map<std::int64_t, Gang> gangs_;    // running gang trials
+  std::deque<TrialRecord> waiting_;       // drawn, waiting for workers, oldest first
+  std::unique_ptr<GangPlanner> planner_;  // null without gangs
 };
 
 }  // namespace cleansweep

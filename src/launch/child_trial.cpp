@@ -316,7 +316,7 @@ Result<std::unique_ptr<TrialProcess>> StartChildTrial(const LaunchSpec& spec, Ch
                                  std::filesystem::perm_options::remove, ec);
   }
   Result<OutputCapture> capture =
-      OutputCapture::Open(spec.trial_dir + "/log.txt", spec.log_limit_bytes, spec.tail_lines);
+      OutputCapture::Open(spec.trial_dir + "/" + spec.log_name, spec.log_limit_bytes, spec.tail_lines);
   if (!capture.ok()) return capture.status();
   auto trial = std::make_unique<ChildTrial>(spec, std::move(*capture), children, clock);
   Result<std::optional<TrialCgroup>> cgroup = children->NewTrialCgroup(spec.memory_limit_bytes);

@@ -22,6 +22,7 @@ struct LaunchSpec {
   std::vector<std::string> argv;           // argv[0] is a resolved path
   std::map<std::string, std::string> env;  // set on top of the worker's environment
   std::string trial_dir;                   // created if missing; the log goes in it
+  std::string log_name = "log.txt";        // the log's name in trial_dir
   std::optional<Millis> timeout;
   Millis kill_grace = Millis(10'000);
   std::int64_t log_limit_bytes = 16 << 20;

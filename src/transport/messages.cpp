@@ -49,6 +49,8 @@ const char* TagName(Tag tag) {
       return "checkpoint";
     case Tag::kRelease:
       return "release";
+    case Tag::kAbort:
+      return "abort";
   }
   return "?";
 }
@@ -86,6 +88,8 @@ Result<Message> Decode(int tag, const std::string& payload) {
       return DecodeAs<CheckpointMsg>(payload);
     case Tag::kRelease:
       return DecodeAs<ReleaseMsg>(payload);
+    case Tag::kAbort:
+      return DecodeAs<AbortMsg>(payload);
   }
   return Status::RuntimeError("message with unknown tag " + std::to_string(tag));
 }

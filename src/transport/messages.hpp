@@ -20,6 +20,7 @@ enum class Tag : int {
   kPrune,       // coordinator -> worker: the running trial is pruned
   kCheckpoint,  // worker -> coordinator: the running trial declared a checkpoint
   kRelease,     // coordinator -> worker: a trial's older checkpoints may go (the newer one is durable)
+  kAbort,       // coordinator -> worker: another process of this gang trial failed; stop ours
 };
 
 const char* TagName(Tag tag);
@@ -48,9 +49,32 @@ struct ReadyMsg {
   std::string isolation;   // how its trials are contained (cgroup or process group, memory limit)
   std::string gpu_source;  // where the worker's device list came from ("CUDA_VISIBLE_DEVICES=0,1")
   std::string gpu_note;    // a warning: GPUs shared or idle on its node
+  // Gangs: where the other processes of a trial this worker leads reach its rank 0 (MASTER_ADDR),
+  // and the port the worker holds for it (MASTER_PORT); "" and 0 when the study has no gangs.
+  std::string address;
+  int port = 0;
   template <class A>
   void serialize(A& ar) {
-    ar(ok, error, gpu, isolation, gpu_source, gpu_note);
+    ar(ok, error, gpu, isolation, gpu_source, gpu_note, address, port);
+  }
+};
+
+// A worker's place in a trial that takes several workers (trial.gpus; docs/multi-gpu.md): what
+// torch.distributed's env:// rendezvous and torchrun read. `size` 1 is an ordinary trial.
+struct GangPlace {
+  int size = 1;        // WORLD_SIZE: processes of the trial (per_gpu), or workers it holds (single)
+  int rank = 0;        // RANK of this worker's process; 0 leads: its reports and value count
+  int local_rank = 0;  // LOCAL_RANK: among the trial's processes on this node
+  int local_size = 1;  // LOCAL_WORLD_SIZE
+  int group_rank = 0;  // GROUP_RANK: this node's index among the trial's nodes
+  int groups = 1;      // how many nodes the trial spans
+  std::string master_addr;
+  int master_port = 0;
+  std::string gpus;  // single: every GPU of the gang, for the one process (CUDA_VISIBLE_DEVICES)
+  bool single = false;
+  template <class A>
+  void serialize(A& ar) {
+    ar(size, rank, local_rank, local_size, group_rank, groups, master_addr, master_port, gpus, single);
   }
 };
 
@@ -64,9 +88,10 @@ struct AssignMsg {
   // Population-based training: the trial whose checkpoint of resume_step this one starts from
   // (the worker links it into the trial's own checkpoint folder first, unless that has it); -1: its own.
   std::int64_t parent = -1;
+  GangPlace gang;
   template <class A>
   void serialize(A& ar) {
-    ar(number, params, attempt, resume_step, parent);
+    ar(number, params, attempt, resume_step, parent, gang);
   }
 };
 
@@ -131,8 +156,21 @@ struct ReleaseMsg {
   }
 };
 
+// One process of a gang trial failed (or its rank 0 finished): the others stop. Ours may end by
+// itself within `grace_ms`, then it is stopped as trial.kill_grace says; its outcome does not
+// decide the trial's.
+struct AbortMsg {
+  std::int64_t number = -1;
+  std::string reason;
+  std::int64_t grace_ms = 0;
+  template <class A>
+  void serialize(A& ar) {
+    ar(number, reason, grace_ms);
+  }
+};
+
 using Message = std::variant<HelloMsg, SetupMsg, ReadyMsg, AssignMsg, StepMsg, ResultMsg, StopMsg, PruneMsg,
-                             CheckpointMsg, ReleaseMsg>;
+                             CheckpointMsg, ReleaseMsg, AbortMsg>;
 
 Tag TagOf(const Message& message);
 std::string Encode(const Message& message);

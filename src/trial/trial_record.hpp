@@ -50,15 +50,20 @@ struct TrialRecord {
   double end_time = 0;
   int worker = -1;  // MPI rank that ran it
   std::string host;
-  std::string gpu;     // CUDA_VISIBLE_DEVICES given to the trial; "" on CPU
-  int exit_code = -1;  // -1 when killed by a signal
-  int signal = 0;      // the signal that ended it, 0 if none
-  std::int64_t peak_rss_kb = 0;
-  int attempt = 1;              // 1 for a fresh trial, n+1 for a re-run of one that ran n times
-  std::int64_t retry_of = -1;   // the trial this one re-runs (a retry or an interrupted trial)
-  bool enqueued = false;        // its parameters came (partly) from the config's `enqueue:`
-  double sampler_ms = 0;        // time rank 0 spent choosing its parameters
-  std::int64_t last_step = -1;  // step of its last intermediate report, -1 if none
+  std::string gpu;  // CUDA_VISIBLE_DEVICES given to the trial; "" on CPU (a gang's: every GPU it held)
+  // A gang trial (trial.gpus; docs/multi-gpu.md): how many workers it held, and which, its rank 0's
+  // first ("1-4", "5,9"); `worker` and `host` are its rank 0's. 1 and "" for an ordinary trial.
+  int gpus = 1;
+  std::string workers;
+  int exit_code = -1;                // -1 when killed by a signal
+  int signal = 0;                    // the signal that ended it, 0 if none
+  std::int64_t peak_rss_kb = 0;      // summed over a gang's processes
+  std::int64_t peak_rss_max_kb = 0;  // the most one of its processes held
+  int attempt = 1;                   // 1 for a fresh trial, n+1 for a re-run of one that ran n times
+  std::int64_t retry_of = -1;        // the trial this one re-runs (a retry or an interrupted trial)
+  bool enqueued = false;             // its parameters came (partly) from the config's `enqueue:`
+  double sampler_ms = 0;             // time rank 0 spent choosing its parameters
+  std::int64_t last_step = -1;       // step of its last intermediate report, -1 if none
   // Checkpoints (docs/checkpoints.md): the last step whose checkpoint the trial declared, over all
   // its attempts, and the step this attempt resumed from; -1 for none.
   std::int64_t checkpoint_step = -1;
@@ -76,6 +81,8 @@ struct TrialRecord {
   double gpu_mem_peak_mb = std::numeric_limits<double>::quiet_NaN();     // the most the trial's processes held
   double gpu_mem_after_mb = std::numeric_limits<double>::quiet_NaN();    // the device's used memory after it
   double gpu_mem_foreign_mb = std::numeric_limits<double>::quiet_NaN();  // held at start by processes not ours
+  // A gang's gpu_mem_peak_mb is the sum over its processes; this is the most one of them held.
+  double gpu_mem_peak_max_mb = std::numeric_limits<double>::quiet_NaN();
   // Unix time its worker became free for it: the end of the trial that worker ran before, NaN for a
   // worker's first trial. start_time minus this is the worker's idle gap (docs/study-format.md).
   double worker_free_time = std::numeric_limits<double>::quiet_NaN();
@@ -100,7 +107,8 @@ struct TrialRecord {
     ar(number, state, value, params, start_time, end_time, worker, host, gpu, exit_code, signal, peak_rss_kb, attempt,
        retry_of, enqueued, sampler_ms, last_step, reason, output_tail, attrs_json, gpu_mem_before_mb, gpu_mem_peak_mb,
        gpu_mem_after_mb, gpu_mem_foreign_mb, worker_free_time, cpu_seconds, gpu_seconds, energy_j, values, pareto,
-       violation, checkpoint_step, resumed_from, parent, generation);
+       violation, checkpoint_step, resumed_from, parent, generation, gpus, workers, peak_rss_max_kb,
+       gpu_mem_peak_max_mb);
   }
 };
 

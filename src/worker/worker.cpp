@@ -9,9 +9,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <thread>
 #include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "launch/checkpoints.hpp"
 #include "launch/spawn_launcher.hpp"
@@ -92,6 +95,17 @@ Status Worker::SetUp(const SetupMsg& setup) {
     ready.gpu_source =
         config_->workers.gpus == "auto" ? identity_.visible_gpus.source : "workers.gpus=" + config_->workers.gpus;
     ready.gpu_note = assignment.note;
+    if (config_->trial.gangs()) {  // this worker may lead a gang: the address and port its rank 0 listens on
+      Result<RendezvousPort> port = RendezvousPort::Reserve();
+      if (port.ok()) {
+        ready.port = port->port();
+        port_ = std::move(*port);
+        ready.address = identity_.address.empty() ? ReachableAddress() : identity_.address;
+      } else {
+        ready.ok = false;
+        ready.error = port.status().message();
+      }
+    }
     ready.isolation = identity_.isolation;
     if (plugin) ready.isolation += "; trials forked by a fork server from " + program_;
     if (!gpu_.empty()) {
@@ -123,6 +137,8 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   const TrialOptions& options = config_->trial;
   LaunchSpec spec;
   spec.trial_dir = trials_root_ + "/" + std::to_string(assign.number);
+  const GangPlace& gang = assign.gang;
+  if (gang.rank > 0) spec.log_name = "log.rank-" + std::to_string(gang.rank) + ".txt";  // rank 0's is log.txt
   spec.argv = ExpandCommand(options.command, assign.params, assign.number, spec.trial_dir);
   spec.argv[0] = program_;
   spec.timeout = options.timeout;
@@ -146,8 +162,25 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   // Number devices as NVML does (by PCI bus), so the index a trial gets names the device whose
   // memory the worker reads; CUDA's default order (fastest first) may differ. The user's choice wins.
   if (!gpu_.empty() && !std::getenv("CUDA_DEVICE_ORDER")) spec.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
-  if (!std::getenv("OMP_NUM_THREADS")) {  // share the node's cores instead of oversubscribing them
-    spec.env["OMP_NUM_THREADS"] = std::to_string(std::max(1, identity_.cpu_count / std::max(1, identity_.local_count)));
+  const int slots = gang.single ? gang.size : 1;  // the workers this process stands for
+  if (!std::getenv("OMP_NUM_THREADS")) {          // share the node's cores instead of oversubscribing them
+    spec.env["OMP_NUM_THREADS"] =
+        std::to_string(std::max(1, identity_.cpu_count * slots / std::max(1, identity_.local_count)));
+  }
+  if (gang.size > 1) {  // docs/multi-gpu.md: what torch.distributed's env:// and torchrun read
+    spec.env["CLEANSWEEP_GPUS"] = std::to_string(gang.size);
+    spec.env["MASTER_ADDR"] = gang.master_addr;
+    spec.env["MASTER_PORT"] = std::to_string(gang.master_port);
+    if (gang.single) {
+      if (spec.env.count("CUDA_VISIBLE_DEVICES") && !gpu_.empty()) spec.env["CUDA_VISIBLE_DEVICES"] = gang.gpus;
+    } else {
+      spec.env["RANK"] = std::to_string(gang.rank);
+      spec.env["WORLD_SIZE"] = std::to_string(gang.size);
+      spec.env["LOCAL_RANK"] = std::to_string(gang.local_rank);
+      spec.env["LOCAL_WORLD_SIZE"] = std::to_string(gang.local_size);
+      spec.env["GROUP_RANK"] = std::to_string(gang.group_rank);
+      spec.env["GROUP_WORLD_SIZE"] = std::to_string(gang.groups);
+    }
   }
   for (const auto& [name, value] : options.env) spec.env[name] = value;
   return spec;
@@ -251,8 +284,10 @@ Status Worker::RunTrial(const AssignMsg& assign) {
   } else if (assign.resume_step >= 0) {
     // The trial goes on in its folder: the log of the attempt before stays beside the new one.
     std::error_code ec;
-    std::filesystem::rename(spec.trial_dir + "/log.txt",
-                            spec.trial_dir + "/log.attempt-" + std::to_string(assign.attempt - 1) + ".txt", ec);
+    const std::string stem = spec.log_name.substr(0, spec.log_name.size() - 4);  // "log", "log.rank-1"
+    std::filesystem::rename(spec.trial_dir + "/" + spec.log_name,
+                            spec.trial_dir + "/" + stem + ".attempt-" + std::to_string(assign.attempt - 1) + ".txt",
+                            ec);
   }
   Result<std::unique_ptr<TrialProcess>> started = launcher_->Start(spec);
   double device_peak = std::isnan(record.gpu_mem_before_mb) ? 0 : record.gpu_mem_before_mb;
@@ -264,6 +299,12 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     std::optional<SteadyClock::time_point> stop_at;    // the coordinator's grace for this trial ends
     std::optional<SteadyClock::time_point> signalled;  // we got a stop signal ourselves
     std::string stop_reason;
+    std::optional<SteadyClock::time_point> abort_at;  // another process of the gang failed: ours stops then
+    std::string abort_reason;
+    // Only a gang's rank 0 speaks for the trial; the others' reports are kept beside their logs.
+    const bool leads = assign.gang.rank == 0;
+    std::ofstream others;
+    if (!leads) others.open(spec.trial_dir + "/reports.rank-" + std::to_string(assign.gang.rank) + ".jsonl");
     while (!trial.Finished()) {
       trial.Poll(kTrialPoll, &steps);
       if (telemetry && std::chrono::steady_clock::now() >= next_sample) {
@@ -271,6 +312,12 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         next_sample = std::chrono::steady_clock::now() + kGpuSample;
       }
       for (const StepValue& s : steps) {
+        if (!leads) {
+          others << (s.checkpoint ? nlohmann::json{{"step", s.step}, {"checkpoint", true}}
+                                  : nlohmann::json{{"step", s.step}, {"value", s.value}, {"values", s.values}})
+                 << "\n";
+          continue;
+        }
         if (s.checkpoint) {  // older checkpoints go when rank 0 says the study file names this one
           CS_RETURN_IF_ERROR(transport_->Send(0, CheckpointMsg{assign.number, s.step}));
           continue;
@@ -280,6 +327,10 @@ Status Worker::RunTrial(const AssignMsg& assign) {
       }
       steps.clear();
       const auto now = SteadyClock::now();
+      if (abort_at && now >= *abort_at) {
+        trial.Stop(TrialState::kInterrupted, "interrupted: " + abort_reason);
+        abort_at.reset();
+      }
       if (stop_at && now >= *stop_at) {
         trial.Stop(TrialState::kInterrupted, "interrupted: " + stop_reason + " (it did not finish within " +
                                                  FormatDuration(config_->trial.stop_grace) + ", trial.stop_grace)");
@@ -312,6 +363,10 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         trial.RequestPrune(prune->reason, config_->trial.prune_grace);
       } else if (const auto* release = std::get_if<ReleaseMsg>(&(*got)->message)) {
         Release(*release);  // this trial's, or one that ended before it
+      } else if (const auto* abort = std::get_if<AbortMsg>(&(*got)->message);
+                 abort && abort->number == assign.number && !abort_at) {
+        abort_reason = abort->reason;
+        abort_at = now + Millis(abort->grace_ms);
       }
     }
     const TrialOutcome& o = trial.Outcome();
@@ -391,7 +446,14 @@ Status Worker::SendResult(const AssignMsg& assign, TrialRecord record, std::stri
   Identify(assign, &record);
   // Both ends of the gap are this worker's own stamps: the end of its last trial, this one's start.
   if (last_trial_end_) record.worker_free_time = *last_trial_end_;
-  record.gpu_seconds = std::max(0.0, record.duration()) * static_cast<double>(VisibleGpuCount(gpu_));
+  // One process: its peaks are the trial's largest (rank 0 sums a gang's processes).
+  record.peak_rss_max_kb = record.peak_rss_kb;
+  record.gpu_mem_peak_max_mb = record.gpu_mem_peak_mb;
+  if (assign.gang.single) {  // the one process of a gang had all its GPUs
+    record.gpu = assign.gang.gpus;
+    record.gpus = assign.gang.size;
+  }
+  record.gpu_seconds = std::max(0.0, record.duration()) * static_cast<double>(VisibleGpuCount(record.gpu));
   config_->study.FillValues(reported_values, &record);
   last_trial_end_ = record.end_time;
   cannot_start_ = cannot_start_ || !worker_fault.empty();

@@ -16,11 +16,13 @@
 #include "transport/transport.hpp"
 #include "util/clock.hpp"
 #include "worker/gpu_binding.hpp"
+#include "worker/rendezvous_port.hpp"
 
 namespace cleansweep {
 
 struct WorkerIdentity {
   std::string host;
+  std::string address;  // MASTER_ADDR of the gangs it leads; "" for ReachableAddress()
   int local_index = 0;  // among the workers on this node
   int local_count = 1;
   VisibleGpus visible_gpus;
@@ -82,6 +84,7 @@ class Worker {
   std::optional<StudyConfig> config_;
   std::string program_;
   std::string gpu_;
+  std::optional<RendezvousPort> port_;  // MASTER_PORT of the gang trials it leads, when the study has gangs
   std::string trials_root_;
   std::function<int()> signal_poll_;
   const Clock* clock_ = SystemClock::Get();

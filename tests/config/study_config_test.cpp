@@ -698,5 +698,40 @@ TEST(StudyConfig, ConstraintMistakesAreNamed) {
   EXPECT_NE(error("{latency_ms: 20}").find("expected a mapping"), std::string::npos);
 }
 
+// Issue 16: trial.gpus, a number or a parameter; trial.processes; what cannot go with them.
+TEST(StudyConfig, TrialGpusIsANumberOrAParameterThatChoosesItPerTrial) {
+  Result<StudyConfig> fixed = LoadConfigText(GoodWith("timeout: 10m", "timeout: 10m, gpus: 4"), "cfg.yaml");
+  ASSERT_TRUE(fixed.ok()) << fixed.status().message();
+  EXPECT_EQ(fixed->trial.max_gpus, 4);
+  EXPECT_TRUE(fixed->trial.gangs());
+  EXPECT_EQ(fixed->trial.processes, GangProcesses::kPerGpu);
+  EXPECT_EQ(fixed->trial.GpusFor({}), 4);
+  Result<StudyConfig> chosen =
+      LoadConfigText(GoodWith("timeout: 10m", "timeout: 10m, gpus: \"{g}\", processes: single") +
+                         "  g: {type: categorical, choices: [1, 2, 8]}\n",
+                     "cfg.yaml");
+  ASSERT_TRUE(chosen.ok()) << chosen.status().message();
+  EXPECT_EQ(chosen->trial.max_gpus, 8);
+  EXPECT_EQ(chosen->trial.processes, GangProcesses::kSingle);
+  EXPECT_EQ(chosen->trial.GpusFor({{"g", std::int64_t{2}}}), 2);
+  Result<StudyConfig> plain = LoadConfigText(kGood, "cfg.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->trial.gangs());
+
+  EXPECT_NE(ErrorOf(GoodWith("timeout: 10m", "timeout: 10m, gpus: 0")).find("trial.gpus: expected a number of GPUs"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("timeout: 10m", "timeout: 10m, gpus: \"{nope}\"")).find("names no parameter of the space"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("timeout: 10m", "timeout: 10m, gpus: \"{lr}\"")).find("parameter 'lr' cannot choose"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("timeout: 10m", "timeout: 10m, gpus: \"{momentum}\"")).find("not conditional"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("timeout: 10m", "timeout: 10m, gpus: 2, processes: two")).find("expected per_gpu"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("timeout: 10m", "timeout: 10m, gpus: 2") + "workers: {queue: 1}\n")
+                .find("workers.queue: must be 0 or auto when trials take several GPUs"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace cleansweep

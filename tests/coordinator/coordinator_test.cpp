@@ -57,7 +57,9 @@ class SteppingClock : public Clock {
 
 class Sweep {
  public:
-  Sweep(const StudyConfig& config, int workers, bool hang = false)
+  // `per_node` > 0: the workers are on nodes of that many ("node0", "node1", ...), each with as
+  // many GPUs; otherwise each on a host of its own with GPUs 0 and 1.
+  Sweep(const StudyConfig& config, int workers, bool hang = false, int per_node = 0)
       : config_(config), hub_(workers + 1), coordinator_transport_(&hub_, 0), launcher_(hang) {
     for (int rank = 1; rank <= workers; ++rank) {
       transports_.push_back(std::make_unique<InProcessTransport>(&hub_, rank));
@@ -65,6 +67,14 @@ class Sweep {
       id.host = "host" + std::to_string(rank);
       id.local_index = rank - 1;
       id.visible_gpus = {{"0", "1"}, "test"};
+      if (per_node > 0) {
+        id.host = "node" + std::to_string((rank - 1) / per_node);
+        id.local_index = (rank - 1) % per_node;
+        id.local_count = per_node;
+        id.visible_gpus.devices.clear();
+        for (int g = 0; g < per_node; ++g) id.visible_gpus.devices.push_back(std::to_string(g));
+      }
+      id.address = id.host + ".example";
       workers_.push_back(std::make_unique<Worker>(transports_.back().get(), &launcher_, id));
     }
   }
@@ -1289,6 +1299,182 @@ TEST(CoordinatorQueue, AFailedRunHearsTheQueuedTrialsToo) {
   }
   EXPECT_EQ(queued, 2);
   EXPECT_NE(sweep.progress_text.find("with the 2 queued behind them"), std::string::npos) << sweep.progress_text;
+}
+
+// Issue 16: trials that take several workers (gangs). Workers on nodes of four (node0, node1).
+StudyConfig GangConfig(const std::string& trial, std::int64_t n_trials,
+                       const std::string& space = "  x: {type: float, low: 0.0, high: 1.0}\n") {
+  Result<StudyConfig> config =
+      LoadConfigText("study: {name: g, n_trials: " + std::to_string(n_trials) +
+                         ", direction: maximize}\nsampler: {kind: random, seed: 4}\ntrial: {command: [sh], " + trial +
+                         "}\nspace:\n" + space,
+                     "g.yaml");
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  return *config;
+}
+
+// Each trial's processes, by trial number: the environment each was started with.
+std::map<std::int64_t, std::vector<std::map<std::string, std::string>>> ProcessesByTrial(FakeLauncher& launcher) {
+  std::map<std::int64_t, std::vector<std::map<std::string, std::string>>> out;
+  for (const auto& env : launcher.envs()) out[std::stoll(env.at("CLEANSWEEP_TRIAL"))].push_back(env);
+  return out;
+}
+
+TEST(CoordinatorGangs, EachProcessOfAGangGetsTheTorchrunEnvironmentOnOneNode) {
+  Sweep sweep(GangConfig("gpus: 4", 6), 8, false, 4);
+  sweep.launcher().steps = 3;
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->complete, 6);
+  const auto processes = ProcessesByTrial(sweep.launcher());
+  ASSERT_EQ(processes.size(), 6u);
+  for (const auto& [number, envs] : processes) {
+    ASSERT_EQ(envs.size(), 4u) << "trial " << number;
+    std::set<std::string> ranks, gpus, addrs, ports, nodes;
+    for (const auto& env : envs) {
+      ranks.insert(env.at("RANK"));
+      EXPECT_EQ(env.at("WORLD_SIZE"), "4");
+      EXPECT_EQ(env.at("LOCAL_RANK"), env.at("RANK")) << "one node: local ranks are the ranks";
+      EXPECT_EQ(env.at("LOCAL_WORLD_SIZE"), "4");
+      EXPECT_EQ(env.at("GROUP_RANK"), "0");
+      EXPECT_EQ(env.at("CLEANSWEEP_GPUS"), "4");
+      gpus.insert(env.at("CUDA_VISIBLE_DEVICES"));
+      addrs.insert(env.at("MASTER_ADDR"));
+      ports.insert(env.at("MASTER_PORT"));
+      if (env.at("RANK") != "0") EXPECT_NE(env.at("MASTER_PORT"), "0");
+    }
+    EXPECT_EQ(ranks, (std::set<std::string>{"0", "1", "2", "3"}));
+    EXPECT_EQ(gpus, (std::set<std::string>{"0", "1", "2", "3"})) << "each process its own GPU";
+    ASSERT_EQ(addrs.size(), 1u);
+    EXPECT_TRUE(*addrs.begin() == "node0.example" || *addrs.begin() == "node1.example") << *addrs.begin();
+    EXPECT_EQ(ports.size(), 1u) << "one rendezvous port per trial";
+  }
+  std::map<std::int64_t, int> reports;  // trial -> reports of step 1 (rank 0's only)
+  for (const IntermediateValue& v : sweep.store()->intermediate()) reports[v.trial] += v.step == 1;
+  for (const TrialRecord& r : sweep.store()->trials()) {
+    EXPECT_EQ(r.state, TrialState::kComplete);
+    EXPECT_DOUBLE_EQ(*r.value, FakeObjective(r.params));
+    EXPECT_EQ(r.gpus, 4);
+    EXPECT_TRUE(r.workers == "1-4" || r.workers == "5-8") << r.workers << ": one node, never split";
+    EXPECT_EQ(r.gpu, "0,1,2,3");
+    EXPECT_EQ(reports[r.number], 1) << "only rank 0 reports for the trial";
+  }
+}
+
+TEST(CoordinatorGangs, AMixedSizeStudyRunsEveryTrialAtItsSizeAndALargeOneSpansNodes) {
+  StudyConfig config =
+      GangConfig("gpus: \"{g}\"", 16,
+                 "  x: {type: float, low: 0.0, high: 1.0}\n  g: {type: categorical, choices: [1, 2, 4, 8]}\n");
+  Sweep sweep(config, 8, false, 4);
+  sweep.launcher().steps = 2;
+  sweep.launcher().step_pause = Millis(2);
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->complete, 16);
+  const auto processes = ProcessesByTrial(sweep.launcher());
+  std::set<std::int64_t> sizes;
+  for (const TrialRecord& r : sweep.store()->trials()) {
+    const auto g = std::get<std::int64_t>(r.params.at("g"));
+    sizes.insert(g);
+    EXPECT_EQ(r.gpus, g) << "trial " << r.number;
+    ASSERT_EQ(processes.at(r.number).size(), static_cast<size_t>(g)) << "trial " << r.number;
+    std::set<std::string> groups;
+    for (const auto& env : processes.at(r.number)) {
+      if (g > 1) groups.insert(env.at("GROUP_RANK"));
+      if (g > 1) EXPECT_EQ(env.at("WORLD_SIZE"), std::to_string(g));
+      if (g == 1) EXPECT_EQ(env.count("RANK"), 0u) << "an ordinary trial gets no torch.distributed variables";
+    }
+    if (g == 8) {
+      EXPECT_EQ(groups, (std::set<std::string>{"0", "1"})) << "8 processes on two nodes of 4";
+      for (const auto& env : processes.at(r.number)) EXPECT_EQ(env.at("LOCAL_WORLD_SIZE"), "4");
+    } else if (g > 1) {
+      EXPECT_EQ(groups, (std::set<std::string>{"0"})) << "a gang that fits a node stays on it";
+    }
+  }
+  EXPECT_EQ(sizes, (std::set<std::int64_t>{1, 2, 4, 8})) << "the seed should draw every size";
+}
+
+TEST(CoordinatorGangs, OneFailingProcessStopsTheGangAndNamesItsRank) {
+  Sweep sweep(GangConfig("gpus: 4", 2), 4, false, 4);
+  sweep.launcher().steps = 50;
+  sweep.launcher().crash_rank = 2;  // rank 2 crashes after one step; the others would wait forever
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  ASSERT_EQ(sweep.store()->trials().size(), 2u);
+  for (const TrialRecord& r : sweep.store()->trials()) {
+    EXPECT_EQ(r.state, TrialState::kCrash);
+    EXPECT_EQ(r.signal, 11);
+    EXPECT_NE(r.reason.find("rank 2 of 4 (worker 3 on node0) failed first: killed by signal 11"), std::string::npos)
+        << r.reason;
+    EXPECT_EQ(r.gpus, 4);
+  }
+  EXPECT_EQ(sweep.launcher().envs().size(), 8u) << "the second trial ran once the first gang's workers were free";
+}
+
+TEST(CoordinatorGangs, SingleModeStartsOneProcessThatSeesTheGangsGpus) {
+  Sweep sweep(GangConfig("gpus: 2, processes: single", 4), 4, false, 4);
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->complete, 4);
+  const auto processes = ProcessesByTrial(sweep.launcher());
+  for (const auto& [number, envs] : processes) {
+    ASSERT_EQ(envs.size(), 1u) << "one process per trial";
+    const auto& env = envs.front();
+    EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES").size(), 3u) << env.at("CUDA_VISIBLE_DEVICES");  // "0,1" or "2,3"
+    EXPECT_EQ(env.at("CLEANSWEEP_GPUS"), "2");
+    EXPECT_EQ(env.count("RANK"), 0u) << "torchrun inside it sets RANK";
+    EXPECT_FALSE(env.at("MASTER_PORT").empty());
+  }
+  for (const TrialRecord& r : sweep.store()->trials()) {
+    EXPECT_EQ(r.gpus, 2);
+    EXPECT_EQ(r.gpu.size(), 3u);
+  }
+}
+
+TEST(CoordinatorGangs, AGangLargerThanTheJobIsRefusedWithTheNumbers) {
+  Sweep sweep(GangConfig("gpus: 6", 2), 4, false, 4);
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_FALSE(summary.ok());
+  EXPECT_NE(summary.status().message().find("trial.gpus: 6 needs 6 workers for one trial; this job has 4 (start it "
+                                            "with at least 7 ranks: mpirun -np 7"),
+            std::string::npos)
+      << summary.status().message();
+  Sweep single(GangConfig("gpus: 4, processes: single", 2), 8, false, 2);
+  summary = single.Run(clock);
+  ASSERT_FALSE(summary.ok());
+  EXPECT_NE(summary.status().message().find("needs 4 workers on one node; the largest node of this job has 2"),
+            std::string::npos)
+      << summary.status().message();
+}
+
+TEST(CoordinatorGangs, AStopLeavesWaitingTrialsInterruptedToRunOnResume) {
+  StudyConfig config = GangConfig("gpus: 4", 6);
+  config.trial.stop_grace = Millis(30);
+  Sweep sweep(config, 6, /*hang=*/true, 4);  // node0: 4 workers, node1: 2
+  int polls = 0;
+  sweep.prepare = [&](Coordinator& c) {
+    c.SetStopPoll([&] { return ++polls > 5 ? StopRequest{1, "SIGTERM"} : StopRequest{}; });
+  };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_TRUE(summary->interrupted);
+  int running = 0, waited = 0;
+  for (const TrialRecord& r : sweep.store()->trials()) {
+    EXPECT_EQ(r.state, TrialState::kInterrupted) << r.reason;
+    if (r.reason.find("while it waited for 4 free workers") != std::string::npos) {
+      ++waited;
+    } else {
+      ++running;
+    }
+  }
+  EXPECT_EQ(running, 1) << "one node of four: one gang at a time";
+  EXPECT_GE(waited, 1) << "the next trial was drawn and waited (node1's two free workers cannot hold it)";
 }
 
 }  // namespace

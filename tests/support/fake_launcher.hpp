@@ -139,17 +139,23 @@ class FakeLauncher : public Launcher {
     {
       std::lock_guard<std::mutex> lock(mutex_);  // workers run on several threads
       last_env_ = spec.env;
+      envs_.push_back(spec.env);
     }
     Result<ParamSet> params = ParamSetFromJson(nlohmann::json::parse(spec.env.at("CLEANSWEEP_PARAMS")));
     const std::int64_t number = std::stoll(spec.env.at("CLEANSWEEP_TRIAL"));
-    const bool crash = std::stoi(spec.env.at("CLEANSWEEP_ATTEMPT")) < crash_until_attempt || crash_trials.count(number);
-    const bool hang = hang_ || (hang_from >= 0 && number >= hang_from);
+    // A gang's process: its RANK (0 for an ordinary trial).
+    const auto rank_env = spec.env.find("RANK");
+    const int gang_rank = rank_env == spec.env.end() ? 0 : std::stoi(rank_env->second);
+    const bool crash_rank_here = crash_rank >= 0 && gang_rank == crash_rank;
+    const bool crash = std::stoi(spec.env.at("CLEANSWEEP_ATTEMPT")) < crash_until_attempt ||
+                       crash_trials.count(number) || crash_rank_here;
+    const bool hang = hang_ || (hang_from >= 0 && number >= hang_from) || (crash_rank >= 0 && !crash_rank_here);
     const auto resume = spec.env.find("CLEANSWEEP_RESUME_STEP");
     const bool resumes = resume != spec.env.end() && !resume->second.empty();
     const std::int64_t resume_step = resumes ? std::stoll(resume->second) : -1;
     // Uneven durations; or with `steps`, steps 0 .. steps - 1 in all, wherever it starts.
     int polls = steps > 0 ? static_cast<int>(steps - 1 - resume_step) : 1 + static_cast<int>(started % 3);
-    if (crash_trials.count(number)) polls = std::min(polls, crash_after_steps);
+    if (crash_trials.count(number) || crash_rank_here) polls = std::min(polls, crash_after_steps);
     auto trial =
         std::make_unique<FakeTrial>(*params, polls, hang, crash, die_by_signal, &deaths, number, trial_seconds);
     trial->Checkpointing(resume_step, checkpoints);
@@ -176,11 +182,19 @@ class FakeLauncher : public Launcher {
     std::lock_guard<std::mutex> lock(mutex_);
     return last_env_;
   }
+  // The environment of every process started so far, in order.
+  std::vector<std::map<std::string, std::string>> envs() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return envs_;
+  }
 
   std::atomic<int> started{0};
   int crash_until_attempt = 0;          // attempts before this one crash (SIGSEGV)
   std::set<std::int64_t> crash_trials;  // these trials crash (SIGSEGV) after crash_after_steps steps
   int crash_after_steps = 1;
+  // >= 0: in every gang trial the process of this RANK crashes (SIGSEGV) after crash_after_steps
+  // steps, and the others run until stopped (as DDP processes wait on a peer that is gone).
+  int crash_rank = -1;
   int fail_start_from = 0;         // the Nth start and every later one fail as on a read-only disk (0: none)
   int die_by_signal = 0;           // every trial dies of this signal at its first poll (0: none)
   std::atomic<int> deaths{0};      // trials that died of it so far
@@ -196,6 +210,7 @@ class FakeLauncher : public Launcher {
   bool hang_;
   std::mutex mutex_;
   std::map<std::string, std::string> last_env_;
+  std::vector<std::map<std::string, std::string>> envs_;
   std::map<std::int64_t, std::int64_t> resumed_;
 };
 
