@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 STATES = ["RUNNING", "COMPLETE", "PRUNED", "FAIL", "CRASH", "OOM_GPU", "OOM_HOST", "TIMEOUT", "INTERRUPTED", "PAUSED"]
-_TEXT_FIELDS = ["state", "host", "gpu", "reason", "output_tail", "attrs"]
+_TEXT_FIELDS = ["state", "host", "gpu", "workers", "reason", "output_tail", "attrs"]
 _TIMES = ["datetime_start", "datetime_end", "datetime_worker_free"]
 _COST = ["cpu_seconds", "gpu_seconds", "energy_j", "violation"]  # NaN in files written before them
 
@@ -330,6 +330,11 @@ def load_study(path, retries=5, timeout=5.0):
     for name, none in (("checkpoint_step", -1), ("resumed_from", -1), ("parent", -1), ("generation", 0)):
         if name not in raw.dtype.names:  # files written before checkpoints or lineage: none
             trials[name] = np.int64(none)
+    if "gpus" not in raw.dtype.names:  # files written before gangs: one worker, one process per trial
+        trials["gpus"] = np.int64(1)
+        trials["workers"] = ""
+        trials["peak_rss_max_kb"] = trials["peak_rss_kb"]
+        trials["gpu_mem_peak_max_mb"] = trials["gpu_mem_peak_mb"]
     trials["enqueued"] = trials["enqueued"].astype(bool)
     if "pareto" in trials:
         trials["pareto"] = trials["pareto"].astype(bool)

@@ -85,6 +85,10 @@ nlohmann::json TrialJson(const TrialRecord& r) {
     t["gm"] = {known(r.gpu_mem_before_mb), r.gpu_mem_peak_mb, known(r.gpu_mem_after_mb)};
   }
   if (const std::optional<double> gap = r.idle_gap_ms()) t["ig"] = *gap;  // its worker's idle gap before it
+  if (r.gpus > 1) {  // a gang: every worker it held, its rank 0's first ("1-4,9")
+    t["gp"] = r.gpus;
+    t["ws"] = r.workers;
+  }
   if (r.parent >= 0) {  // population-based training: the trial it started from, and its generation
     t["pa"] = r.parent;
     t["ge"] = r.generation;

@@ -62,7 +62,7 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
   out << ",datetime_start,datetime_end,duration,worker,host,gpu,exit_code,signal,peak_rss_kb,attempt,"
          "retry_of,enqueued,sampler_ms,last_step,gpu_mem_before_mb,gpu_mem_peak_mb,gpu_mem_after_mb,gpu_mem_foreign_mb,"
          "datetime_worker_free,cpu_seconds,gpu_seconds,energy_j,violation,checkpoint_step,resumed_from,parent,"
-         "generation,"
+         "generation,gpus,workers,peak_rss_max_kb,gpu_mem_peak_max_mb,"
          "reason,"
          "output_tail\n";
   for (const TrialRecord& r : study.trials) {
@@ -86,7 +86,8 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
         << Known(r.gpu_mem_peak_mb) << "," << Known(r.gpu_mem_after_mb) << "," << Known(r.gpu_mem_foreign_mb) << ","
         << Known(r.worker_free_time) << "," << Known(r.cpu_seconds) << "," << Known(r.gpu_seconds) << ","
         << Known(r.energy_j) << "," << Known(r.violation) << "," << r.checkpoint_step << "," << r.resumed_from << ","
-        << r.parent << "," << r.generation << "," << CsvCell(r.reason) << "," << CsvCell(r.output_tail) << "\n";
+        << r.parent << "," << r.generation << "," << r.gpus << "," << CsvCell(r.workers) << "," << r.peak_rss_max_kb
+        << "," << Known(r.gpu_mem_peak_max_mb) << "," << CsvCell(r.reason) << "," << CsvCell(r.output_tail) << "\n";
   }
 }
 
@@ -144,6 +145,10 @@ void WriteJson(const StudyData& study, std::ostream& out) {
                       {"resumed_from", r.resumed_from},
                       {"parent", r.parent},
                       {"generation", r.generation},
+                      {"gpus", r.gpus},
+                      {"workers", r.workers},
+                      {"peak_rss_max_kb", r.peak_rss_max_kb},
+                      {"gpu_mem_peak_max_mb", KnownJson(r.gpu_mem_peak_max_mb)},
                       {"reason", r.reason},
                       {"output_tail", r.output_tail}});
     if (several) {

@@ -388,6 +388,7 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
       for (const char* later : kLaterStepColumns) {
         if (type.valid() && H5Tget_member_index(type.get(), later) < 0) absent.insert(later);
       }
+      if (type.valid() && H5Tget_member_index(type.get(), "gpus") < 0) absent.insert("gpus");
       if (!absent.empty()) {
         file->trials_layout = TrialsLayout(file->space, file->study, absent);
         file->trials_type = CompoundType(file->trials_layout);
@@ -580,6 +581,12 @@ Status StudyFile::PutTrial(const TrialRecord& r) {
   if (impl_->trials_layout.Find("resumed_from")) row.Set("resumed_from", r.resumed_from);
   if (impl_->trials_layout.Find("parent")) row.Set("parent", r.parent);
   if (impl_->trials_layout.Find("generation")) row.Set("generation", r.generation);
+  if (impl_->trials_layout.Find("gpus")) {
+    row.Set("gpus", std::int64_t{r.gpus});
+    row.Set("workers", r.workers);
+    row.Set("peak_rss_max_kb", r.peak_rss_max_kb);
+    row.Set("gpu_mem_peak_max_mb", r.gpu_mem_peak_max_mb);
+  }
   if (impl_->trials_layout.Find(kTextChecksumColumn)) {
     row.Set(kTextChecksumColumn, std::int64_t{TextChecksum(r.reason, r.output_tail, r.attrs_json)});
   }

@@ -217,6 +217,28 @@ Status ReadTrials(hid_t file, StudyData* study) {
     CS_RETURN_IF_ERROR(CoversRows(column->size(), n, "/trials"));
     for (size_t i = 0; i < n; ++i) study->trials[i].*member = (*column)[i];
   }
+  if (HasMember(d, "gpus")) {  // files since gangs (issue 16); before, every trial held one worker
+    auto held = ReadNumbers<std::int64_t>(d, "gpus", H5T_NATIVE_INT64);
+    auto ranks = ReadStrings(d, "workers");
+    auto rss_max = ReadNumbers<std::int64_t>(d, "peak_rss_max_kb", H5T_NATIVE_INT64);
+    auto gpu_max = ReadNumbers<double>(d, "gpu_mem_peak_max_mb", H5T_NATIVE_DOUBLE);
+    for (const Status& s : {held.status(), ranks.status(), rss_max.status(), gpu_max.status()}) CS_RETURN_IF_ERROR(s);
+    for (const size_t size : {held->size(), ranks->size(), rss_max->size(), gpu_max->size()}) {
+      CS_RETURN_IF_ERROR(CoversRows(size, n, "/trials"));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      TrialRecord& r = study->trials[i];
+      r.gpus = static_cast<int>((*held)[i]);
+      r.workers = (*ranks)[i];
+      r.peak_rss_max_kb = (*rss_max)[i];
+      r.gpu_mem_peak_max_mb = (*gpu_max)[i];
+    }
+  } else {
+    for (TrialRecord& r : study->trials) {
+      r.peak_rss_max_kb = r.peak_rss_kb;
+      r.gpu_mem_peak_max_mb = r.gpu_mem_peak_mb;
+    }
+  }
   if (study->config.study.multi_objective()) {  // value_<metric> and pareto (docs/study-format.md)
     const std::vector<Metric>& metrics = study->config.study.metrics;
     std::vector<std::vector<double>> columns;

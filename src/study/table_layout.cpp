@@ -174,6 +174,12 @@ RowLayout TrialsLayout(const SearchSpace& space, const StudyOptions& study, cons
   for (const char* later : kLaterStepColumns) {
     if (!absent.count(later)) layout.Add(later, ColumnType::kInt64);
   }
+  if (!absent.count("gpus")) {
+    layout.Add("gpus", ColumnType::kInt64);
+    layout.Add("workers", ColumnType::kString, kWorkersLength);
+    layout.Add("peak_rss_max_kb", ColumnType::kInt64);
+    layout.Add("gpu_mem_peak_max_mb", ColumnType::kFloat64);
+  }
   layout.Add("reason", ColumnType::kString);
   layout.Add("output_tail", ColumnType::kString);
   layout.Add("attrs", ColumnType::kString);

@@ -80,6 +80,12 @@ inline constexpr const char* kLaterTrialColumns[] = {"datetime_worker_free", "cp
 // without them.
 inline constexpr const char* kLaterStepColumns[] = {"checkpoint_step", "resumed_from", "parent", "generation"};
 
+// Gangs (issue 16; docs/multi-gpu.md): how many workers a trial held and which ("1-4,9"), and the
+// largest of its processes' peaks (peak_rss_kb and gpu_mem_peak_mb are their sums). Files without
+// them read as one worker, the trial's own worker, and its one process's peaks.
+inline constexpr const char* kGangColumns[] = {"gpus", "workers", "peak_rss_max_kb", "gpu_mem_peak_max_mb"};
+inline constexpr size_t kWorkersLength = 128;
+
 // The width of /attempts' reason, a fixed-width text (no heap: nothing a reader can catch torn).
 inline constexpr size_t kAttemptReasonLength = 256;
 

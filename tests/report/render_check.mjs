@@ -89,6 +89,7 @@ try {
       slices: drawn("#slices"), slice_plots: count("#slices svg.slice"), slice_points: count("#slices circle.pt"),
       curves: drawn("#curves"), curve_paths: count("#curves path.curve"), pruned_marks: count("#curves .pruned-mark"),
       timeline: drawn("#timeline"), timeline_spans: count("#timeline rect.span"), utilisation: count("#timeline text.utilisation"),
+      gang_links: count("#timeline line.gang-link"), timeline_rows: count("#timeline text.utilisation"),
       failures: count("#failures tbody tr"), tooltip,
       histories: [...document.querySelectorAll("#histories svg.history")].map((h) =>
         ({ metric: h.dataset.metric, drawn: +h.dataset.drawn, points: h.querySelectorAll("circle.pt").length,

@@ -194,6 +194,25 @@ while n >= 0:
 assert d["lineage_ancestry"] == chain, (d["lineage_ancestry"], chain)
 print("pbt report drew:", {k: d[k] for k in ("lineage", "lineage_links", "lineage_ancestry")})
 PY
+# Issue 16: a gang trial is a bar on each of its workers' rows, tied together at its start.
+cat > gang.yaml << YAML
+study: {name: report-gang, direction: maximize, n_trials: 6, storage: $work/gang.h5}
+sampler: {kind: grid}
+trial: {command: ["$bin/toy_trial"], timeout: 30s, gpus: "{g}"}
+space:
+  g: {type: categorical, choices: [1, 2, 3]}
+  x: {type: categorical, choices: [0.2, 0.4]}
+YAML
+"${mpi[@]}" -np 4 "$bin/cleansweep" run gang.yaml --progress lines > gang-run.txt || { cat gang-run.txt; fail "the gang sweep exited $?"; }
+"$bin/cleansweep" report gang.h5 -o gang-report.html > /dev/null || fail "cleansweep report (gangs) exited $?"
+check "$work/gang-report.html" > gang-drawn.json || fail "Chromium, gangs: $(cat gang-drawn.json)"
+/usr/bin/python3 - "$work" << 'PY'
+import json, sys
+d = json.load(open(f"{sys.argv[1]}/gang-drawn.json"))
+# g = 1, 2, 3 twice each: 12 bars, 4 gangs, on the 3 workers' rows.
+assert (d["timeline_spans"], d["gang_links"], d["timeline_rows"]) == (12, 4, 3), d
+print("gang timeline drew:", {k: d[k] for k in ("timeline_spans", "gang_links", "timeline_rows")})
+PY
 # The check itself must catch an error on the page.
 sed 's#document.body.dataset.rendered = "yes";#console.error("planted error");#' report.html > broken.html
 if check "$work/broken.html" > broken.json 2> broken.err; then fail "a console error went unnoticed"; fi

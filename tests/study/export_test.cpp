@@ -51,7 +51,8 @@ TEST(Export, CsvHasTheDocumentedColumnsAndQuoting) {
             "number,state,value,param_opt,param_m,attr_note,attr_size,datetime_start,datetime_end,duration,worker,"
             "host,gpu,exit_code,signal,peak_rss_kb,attempt,retry_of,enqueued,sampler_ms,last_step,gpu_mem_before_mb,"
             "gpu_mem_peak_mb,gpu_mem_after_mb,gpu_mem_foreign_mb,datetime_worker_free,cpu_seconds,gpu_seconds,energy_j,"
-            "violation,checkpoint_step,resumed_from,parent,generation,reason,output_tail");
+            "violation,checkpoint_step,resumed_from,parent,generation,gpus,workers,peak_rss_max_kb,gpu_mem_peak_max_mb,"
+            "reason,output_tail");
   std::getline(lines, row0);
   EXPECT_EQ(row0.rfind("0,COMPLETE,0.5,sgd,0.25,\"has, comma\",3,", 0), 0u) << row0;
   std::getline(lines, row0_cont);  // the quoted output tail spans two lines
@@ -59,7 +60,7 @@ TEST(Export, CsvHasTheDocumentedColumnsAndQuoting) {
   std::getline(lines, row1);
   EXPECT_EQ(row1.rfind("1,FAIL,,adam,,,,", 0), 0u) << row1;
   EXPECT_NE(row1.find("exited with status 3"), std::string::npos);
-  EXPECT_NE(row1.find(",-1,,,,,,,,,,-1,-1,-1,0,exited with status 3"), std::string::npos)
+  EXPECT_NE(row1.find(",-1,,,,,,,,,,-1,-1,-1,0,1,,0,,exited with status 3"), std::string::npos)
       << "unknown GPU memory, worker-free time, cost and violation are empty: " << row1;
 }
 

@@ -495,6 +495,50 @@ TEST(StudyFile, WorkerFreeTimeAndCostAreKeptAndOlderFilesGoOnWithoutThem) {
   EXPECT_TRUE(std::isnan(after->trials.back().cpu_seconds)) << "an old file has no place for it";
 }
 
+// Issue 16: a gang trial's size, workers and largest process; older files read as one worker.
+TEST(StudyFile, AGangsWorkersAndLargestProcessAreKeptAndOlderFilesReadAsOneWorker) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  {
+    Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(path, Config(path));
+    ASSERT_TRUE(file.ok());
+    TrialRecord gang = Record(0, true);
+    gang.gpus = 8;
+    gang.workers = "1-4,9-12";
+    gang.peak_rss_kb = 8000;
+    gang.peak_rss_max_kb = 1500;
+    gang.gpu_mem_peak_mb = 4000;
+    gang.gpu_mem_peak_max_mb = 600;
+    ASSERT_TRUE((*file)->PutTrial(gang).ok());
+    ASSERT_TRUE((*file)->PutTrial(Record(1, true)).ok());
+  }
+  Result<StudyData> study = ReadStudyFile(path);
+  ASSERT_TRUE(study.ok()) << study.status().message();
+  EXPECT_EQ(study->trials[0].gpus, 8);
+  EXPECT_EQ(study->trials[0].workers, "1-4,9-12");
+  EXPECT_EQ(study->trials[0].peak_rss_max_kb, 1500);
+  EXPECT_EQ(study->trials[0].gpu_mem_peak_max_mb, 600);
+  EXPECT_EQ(study->trials[1].gpus, 1);
+  EXPECT_EQ(study->trials[1].workers, "");
+  EXPECT_EQ(TrialsLayout(Config(path).space, Config(path).study).Find("workers")->length, kWorkersLength);
+
+  const std::string old = dir.File("old.h5");  // written before gangs
+  std::filesystem::copy_file(std::string(CLEANSWEEP_SOURCE_DIR) + "/tests/fuzz/corpus/study_reader/six_trials.h5", old);
+  Result<StudyData> before = ReadStudyFile(old);
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  for (const TrialRecord& r : before->trials) {
+    EXPECT_EQ(r.gpus, 1);
+    EXPECT_EQ(r.peak_rss_max_kb, r.peak_rss_kb);
+  }
+  Result<std::unique_ptr<StudyFile>> reopened = StudyFile::Reopen(old, before->config);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().message();
+  TrialRecord next = before->trials.back();
+  next.number = static_cast<std::int64_t>(before->trials.size());
+  next.gpus = 2;  // no place for it in an old file: the row is written without it
+  ASSERT_TRUE((*reopened)->PutTrial(next).ok());
+  ASSERT_TRUE((*reopened)->Flush().ok());
+}
+
 // Issue 18: why a run ended early (study.stop_when) is a root attribute that the SWMR writer
 // rewrites in place: readers see it, a resume clears it, an older file gains it on resume.
 TEST(StudyFile, TheStopReasonIsRewrittenInPlaceAndOlderFilesGainIt) {

@@ -54,7 +54,8 @@ function trialText(t) {
   if (t.pf) lines.push("on the Pareto front");
   if (infeasible(t)) lines.push(`infeasible: violation ${fmt(t.vi)} (${constraints.join(", ")})`);
   for (const p of data.params) if (p.name in t.p) lines.push(`${p.name} = ${fmt(t.p[p.name])}`);
-  lines.push(`rank ${t.w} on ${t.h}` + (t.g ? ` (GPU ${t.g})` : "") + (t.t1 > 0 ? `, ${fmtDuration(t.t1 - t.t0)}` : ""));
+  lines.push((t.ws ? `${t.gp} workers (ranks ${t.ws}), rank 0 on ${t.h}` : `rank ${t.w} on ${t.h}`) +
+    (t.g ? ` (GPU ${t.g})` : "") + (t.t1 > 0 ? `, ${fmtDuration(t.t1 - t.t0)}` : ""));
   if (t.gm) lines.push(`GPU memory (MiB): ${fmt(t.gm[0])} before, ${fmt(t.gm[1])} peak, ${fmt(t.gm[2])} after`);
   if (t.r) lines.push(t.r.length > 200 ? t.r.slice(0, 200) + "…" : t.r);
   return lines.join("\n");
@@ -512,6 +513,17 @@ function drawLineage() {
   holder.dataset.drawn = drawn;
 }
 
+// The worker ranks a trial held: a gang's ("1-4,9" -> [1, 2, 3, 4, 9]), or its one worker.
+function heldRanks(t) {
+  if (!t.ws) return [t.w];
+  const out = [];
+  for (const part of t.ws.split(",")) {
+    const [a, b] = part.split("-").map(Number);
+    for (let r = a; r <= (b === undefined ? a : b); r++) out.push(r);
+  }
+  return out;
+}
+
 function drawTimeline() {
   const svg = document.getElementById("timeline");
   const spans = trials.filter((t) => t.t0 > 0);
@@ -519,7 +531,7 @@ function drawTimeline() {
     svg.dataset.drawn = 0;
     return;
   }
-  const ranks = [...new Set(spans.map((t) => t.w))].sort((a, b) => a - b);
+  const ranks = [...new Set(spans.flatMap(heldRanks))].sort((a, b) => a - b);
   const now = study.generated_unix;
   const start = Math.min(...spans.map((t) => t.t0));
   const end = Math.max(...spans.map((t) => (t.t1 > 0 ? t.t1 : now)));
@@ -536,14 +548,26 @@ function drawTimeline() {
   svgEl("text", { x: (62 + width - 70) / 2, y: height - 4, "text-anchor": "middle", class: "title" }, g).textContent = "time since the first trial started";
   let drawn = 0;
   const busy = {};
+  let gangs = 0;
   for (const t of spans) {
     const t1 = t.t1 > 0 ? t.t1 : now;
-    busy[t.w] = (busy[t.w] || 0) + (t1 - t.t0);
-    const r = svgEl("rect", { x: x(t.t0 - start), y: y(t.w), width: Math.max(x(t1 - start) - x(t.t0 - start), 1.5),
-      height: rowH, fill: STATE_COLORS[t.s] || "#667085", class: "span", stroke: "#fff", "stroke-width": 0.5 }, svg);
-    hover(r, trialText(t));
-    drawn++;
+    const held = heldRanks(t);
+    for (const w of held) {  // a gang: one bar on each of its workers' rows
+      busy[w] = (busy[w] || 0) + (t1 - t.t0);
+      const r = svgEl("rect", { x: x(t.t0 - start), y: y(w), width: Math.max(x(t1 - start) - x(t.t0 - start), 1.5),
+        height: rowH, fill: STATE_COLORS[t.s] || "#667085", class: held.length > 1 ? "span gang" : "span",
+        stroke: "#fff", "stroke-width": 0.5 }, svg);
+      hover(r, trialText(t));
+      drawn++;
+    }
+    if (held.length > 1) {  // ties the gang's bars together at its start
+      const rows = held.map(y);
+      svgEl("line", { x1: x(t.t0 - start) + 1, x2: x(t.t0 - start) + 1, y1: Math.min(...rows) + 2,
+        y2: Math.max(...rows) + rowH - 2, class: "gang-link", stroke: "#101828", "stroke-width": 2 }, svg);
+      gangs++;
+    }
   }
+  svg.dataset.gangs = gangs;
   // The idle gap: from a worker's previous trial's end to this trial's start (ms, both its stamps).
   const gapText = (gaps) => {
     if (!gaps.length) return "";

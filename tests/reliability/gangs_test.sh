@@ -1,0 +1,103 @@
+#!/bin/bash
+# Gang trials for real (issue 16; docs/multi-gpu.md), on CPU workers: PyTorch DDP trials (Debian's
+# python3-torch, gloo) of 2 and 4 processes under mpirun agree on their gradients; a gang that
+# spans two simulated nodes (CLEANSWEEP_NODE_NAME) meets at its MASTER_ADDR; a rank that exits,
+# crashes or hangs stops its gang, names itself, and leaves no process behind.
+#   gangs_test.sh BIN_DIR SOURCE_DIR      (exit 77, skipped, where torch cannot be had)
+set -euo pipefail
+bin=$1 src=$2
+if ! /usr/bin/python3 -c "import torch.distributed as d; assert d.is_gloo_available()" 2> /dev/null; then
+  echo "SKIPPED: no python3-torch with gloo (tests/examples/pytorch_python_test.sh installs it)"
+  exit 77
+fi
+source "$src/tests/support/mpi_env.sh"
+check=$src/tests/programs/ddp_check.py
+
+# 1. Mixed sizes on one node: 4 workers, trials of 1, 2 and 4 processes.
+cat > mixed.yaml << YAML
+study: {name: gangs, direction: maximize, n_trials: 6, storage: $work/mixed.h5}
+sampler: {kind: grid}
+trial: {command: [/usr/bin/python3, "$check"], timeout: 60s, gpus: "{g}"}
+space:
+  g: {type: categorical, choices: [2, 4, 1]}
+  r: {type: categorical, choices: [a, b]}
+YAML
+"${mpi[@]}" -np 5 "$bin/cleansweep" run mixed.yaml --progress lines > mixed.txt 2>&1 || { cat mixed.txt; fail "the mixed sweep exited $?"; }
+$py - "$work/mixed.h5" << 'PY' || fail "mixed sizes: $(cat mixed.txt)"
+import json, sys, h5py
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    t = f["trials"][:]
+sizes = []
+for row in t:
+    state = row["state"].decode().rstrip("\0")
+    g = int(row["param_g"])
+    attrs = json.loads(row["attrs"]) if g > 1 else {}
+    assert state == "COMPLETE", (state, row["reason"])
+    assert int(row["gpus"]) == g, (row["gpus"], g)
+    if g > 1:
+        assert row["value"] == g and attrs["world"] == g and attrs["agree"] and attrs["averaged"], attrs
+        assert sorted(r["rank"] for r in attrs["ranks"]) == list(range(g)), attrs
+        assert len(row["workers"].decode().rstrip("\0")) > 0
+    sizes.append(g)
+assert sorted(sizes) == [1, 1, 2, 2, 4, 4], sizes
+print("mixed sizes ran at their sizes:", sizes)
+PY
+ls "$work"/mixed.trials/*/reports.rank-1.jsonl > /dev/null || fail "rank 1's reports were not kept beside its log"
+
+# 2. Two simulated nodes of two workers each: a gang of 4 spans them and meets at MASTER_ADDR.
+cat > nodes.yaml << YAML
+study: {name: nodes, direction: maximize, n_trials: 2, storage: $work/nodes.h5}
+sampler: {kind: random, seed: 1}
+trial: {command: [/usr/bin/python3, "$check"], timeout: 60s, gpus: 4}
+space:
+  x: {type: float, low: 0.0, high: 1.0}
+YAML
+# Ranks 1-2 on nodeA, 3-4 on nodeB (rank 0, the coordinator, with nodeA).
+"${mpi[@]}" -np 5 bash -c 'CLEANSWEEP_NODE_NAME=node$(( OMPI_COMM_WORLD_RANK <= 2 ? 0 : 1 )) exec "$0" "$@"' \
+  "$bin/cleansweep" run nodes.yaml --progress lines > nodes.txt 2>&1 || { cat nodes.txt; fail "the two-node sweep exited $?"; }
+$py - "$work/nodes.h5" << 'PY' || fail "two nodes: $(cat nodes.txt)"
+import json, sys, h5py
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    t = f["trials"][:]
+for row in t:
+    assert row["state"].decode().rstrip("\0") == "COMPLETE", row["reason"]
+    attrs = json.loads(row["attrs"])
+    groups = sorted({(r["group_rank"], r["node"]) for r in attrs["ranks"]})
+    assert groups == [(0, "node0"), (1, "node1")], groups
+    assert sorted(r["local_rank"] for r in attrs["ranks"]) == [0, 0, 1, 1], attrs["ranks"]
+    assert attrs["agree"] and attrs["averaged"], attrs
+    print("trial", row["number"], "met at", attrs["master"], "across", groups)
+PY
+
+# 3. One rank fails: exit, crash, hang (trial.timeout catches the hang). The gang stops within
+# the grace, the trial names the rank, and no process of it is left.
+cat > fail.yaml << YAML
+study: {name: fail, direction: maximize, n_trials: 3, storage: $work/fail.h5}
+sampler: {kind: grid}
+trial: {command: [/usr/bin/python3, "$check", "$work"], timeout: 20s, kill_grace: 2s, gpus: 2}
+space:
+  fail_how: {type: categorical, choices: [exit, crash, hang]}
+  fail_rank: 1
+YAML
+"${mpi[@]}" -np 3 "$bin/cleansweep" run fail.yaml --progress lines > fail.txt 2>&1 || { cat fail.txt; fail "the failing sweep exited $?"; }
+$py - "$work/fail.h5" << 'PY' || fail "failing ranks: $(cat fail.txt)"
+import sys, h5py
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    t = f["trials"][:]
+want = {"exit": "FAIL", "crash": "CRASH", "hang": "TIMEOUT"}
+for row in t:
+    how = row["param_fail_how"].decode().rstrip("\0")
+    state, reason = row["state"].decode().rstrip("\0"), row["reason"]
+    reason = reason.decode() if isinstance(reason, bytes) else reason
+    assert state == want[how], (how, state, reason)
+    assert "failed first" in reason, (how, reason)
+    # A hung rank looks like the rank waiting on it: both run into trial.timeout, and whichever
+    # is first names the trial. Exit and crash name the rank that failed.
+    assert how == "hang" or "rank 1 of 2" in reason, (how, reason)
+    # The rest of the gang was stopped within trial.kill_grace (2 s) of the failure.
+    limit = 20 + 2 + 3 if how == "hang" else 2 + 10
+    assert row["duration"] < limit, (how, row["duration"])
+    print(how, "->", state, ":", reason[:110])
+PY
+pgrep -f "ddp_check.py $work" > /dev/null && fail "a process of a failed gang is still running"
+echo "gangs: OK"
