@@ -8,8 +8,6 @@
 // Utilisation = time workers spent running trials / time they were available, over the window
 // from the first assignment to the last one (after it the sweep drains: idle workers there are the
 // end of the sweep, not the coordinator's doing).
-#include <time.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +19,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/bench_study.hpp"
+#include "bench/sim_clock.hpp"
 #include "coordinator/coordinator.hpp"
 #include "study/study_store.hpp"
 #include "tests/support/memory_study_store.hpp"
@@ -28,21 +27,8 @@
 namespace cleansweep {
 namespace {
 
-double ThreadCpuSeconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-class VirtualClock : public Clock {
- public:
-  double Now() const override { return now_; }
-  void Advance(double seconds) { now_ += seconds; }
-  void Set(double t) { now_ = std::max(now_, t); }
-
- private:
-  double now_ = 1.7e9;
-};
+using bench::ThreadCpuSeconds;
+using bench::VirtualClock;
 
 // Every worker rank at once. Messages the coordinator sends arrive at once; a trial's result
 // arrives `latency` after its simulated end. A trial handed to a busy worker (workers.queue)

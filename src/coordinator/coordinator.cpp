@@ -426,23 +426,21 @@ Status Coordinator::DispatchGangs() {
 }
 
 Status Coordinator::PlaceWaiting() {
-  const auto free = [this](int rank) { return idle_.Contains(rank); };
+  if (waiting_.empty() || idle_.empty()) return Status::Ok();
+  GangPlanner::FreeByNode free = planner_->FreeNow([this](int rank) { return idle_.Contains(rank); });
   for (auto it = waiting_.begin(); it != waiting_.end() && !idle_.empty();) {
     const bool head = it == waiting_.begin();
     const int gpus = config_.trial.GpusFor(it->params);
     const std::vector<int> ranks = planner_->Place(gpus, free, head);
     if (ranks.empty()) {
-      if (!head) {
-        ++it;
-        continue;
-      }
       // The first in line holds workers from now on; without backfill no other trial may pass it.
-      planner_->Reserve(it->number, gpus, free);
-      if (!config_.workers.backfill) return Status::Ok();
+      if (head) planner_->Reserve(it->number, gpus, free);
+      if (head && !config_.workers.backfill) return Status::Ok();
       ++it;
       continue;
     }
     if (planner_->reserved_trial() == it->number) planner_->ClearReservation();
+    planner_->Take(ranks, &free);
     for (const int rank : ranks) idle_.Erase(rank);
     TrialRecord trial = std::move(*it);
     it = waiting_.erase(it);

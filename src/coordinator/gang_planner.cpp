@@ -16,14 +16,26 @@ GangPlanner::GangPlanner(std::vector<std::vector<int>> nodes, bool allow_split)
   }
 }
 
-std::vector<std::vector<int>> GangPlanner::Usable(const IsFree& free, bool head) const {
-  std::vector<std::vector<int>> usable(nodes_.size());
+GangPlanner::FreeByNode GangPlanner::FreeNow(const IsFree& free) const {
+  FreeByNode out(nodes_.size());
   for (size_t n = 0; n < nodes_.size(); ++n) {
     for (const int rank : nodes_[n]) {
-      if (free(rank)) usable[n].push_back(rank);
+      if (free(rank)) out[n].push_back(rank);
     }
   }
-  if (head || reserved_trial_ < 0) return usable;
+  return out;
+}
+
+void GangPlanner::Take(const std::vector<int>& ranks, FreeByNode* free) const {
+  for (const int rank : ranks) {
+    std::vector<int>& on_node = (*free)[static_cast<size_t>(node_of(rank))];
+    on_node.erase(std::find(on_node.begin(), on_node.end(), rank));
+  }
+}
+
+GangPlanner::FreeByNode GangPlanner::Usable(const FreeByNode& free, bool head) const {
+  if (head || reserved_trial_ < 0) return free;
+  FreeByNode usable = free;
   int need = reserved_gpus_;  // the reservation holds the first free workers of its nodes, as many as it needs
   for (const int n : reserved_nodes_) {
     std::vector<int>& on_node = usable[static_cast<size_t>(n)];
@@ -34,8 +46,8 @@ std::vector<std::vector<int>> GangPlanner::Usable(const IsFree& free, bool head)
   return usable;
 }
 
-std::vector<int> GangPlanner::Place(int gpus, const IsFree& free, bool head) const {
-  const std::vector<std::vector<int>> usable = Usable(free, head);
+std::vector<int> GangPlanner::Place(int gpus, const FreeByNode& free, bool head) const {
+  const FreeByNode usable = Usable(free, head);
   const auto want = static_cast<size_t>(gpus);
   if (OneNode(gpus)) {  // best fit: the node with the fewest free workers that still holds it
     int best = -1;
@@ -65,12 +77,12 @@ std::vector<int> GangPlanner::Place(int gpus, const IsFree& free, bool head) con
   return {};
 }
 
-void GangPlanner::Reserve(std::int64_t trial, int gpus, const IsFree& free) {
+void GangPlanner::Reserve(std::int64_t trial, int gpus, const FreeByNode& free) {
   if (reserved_trial_ == trial) return;
   reserved_trial_ = trial;
   reserved_gpus_ = gpus;
   reserved_nodes_.clear();
-  const std::vector<std::vector<int>> usable = Usable(free, true);
+  const FreeByNode& usable = free;
   std::vector<size_t> order;
   for (size_t n = 0; n < nodes_.size(); ++n) {
     if (!OneNode(gpus) || nodes_[n].size() >= static_cast<size_t>(gpus)) order.push_back(n);
