@@ -268,7 +268,7 @@ void ChildTrial::Reap(int status, const rusage& usage, std::vector<StepValue>* s
     stop_state_ = TrialState::kPruned;
     stop_reason_ = prune_reason_;
   }
-  ClassifyOutcome(reports_, stop_state_, stop_reason_, memory, &outcome_);
+  ClassifyOutcome(reports_, stop_state_, stop_reason_, memory, &outcome_, spec_.value_required);
   if (!capture_.write_error().empty()) {  // the outcome stands; the user learns the log is short
     outcome_.reason += (outcome_.reason.empty() ? "" : "; ") + capture_.write_error();
   }

@@ -26,7 +26,7 @@ bool ShowsHostOom(const std::string& output) {
 }  // namespace
 
 void ClassifyOutcome(const ProtocolParser& reports, std::optional<TrialState> stop_state,
-                     const std::string& stop_reason, const MemoryCap& memory, TrialOutcome* o) {
+                     const std::string& stop_reason, const MemoryCap& memory, TrialOutcome* o, bool value_required) {
   const std::int64_t limit = memory.limit_bytes;
   const bool at_limit = limit > 0 && (memory.oom_kills > 0 || ShowsHostOom(o->output_tail) ||
                                       (o->peak_rss_kb - memory.inherited_kb) * 1024 >= limit * 9 / 10);
@@ -80,7 +80,7 @@ void ClassifyOutcome(const ProtocolParser& reports, std::optional<TrialState> st
         o->reason = "host memory allocation failed (from its output); " + o->reason;
       }
     }
-  } else if (!o->value) {
+  } else if (!o->value && value_required) {
     o->state = TrialState::kFail;
     o->reason = "exited 0 without reporting a final value";
   } else {

@@ -23,6 +23,9 @@ struct LaunchSpec {
   std::map<std::string, std::string> env;  // set on top of the worker's environment
   std::string trial_dir;                   // created if missing; the log goes in it
   std::string log_name = "log.txt";        // the log's name in trial_dir
+  // false for a gang's processes other than rank 0, which speaks for the trial: exiting 0
+  // without a final value completes them.
+  bool value_required = true;
   std::optional<Millis> timeout;
   Millis kill_grace = Millis(10'000);
   std::int64_t log_limit_bytes = 16 << 20;
@@ -93,8 +96,10 @@ struct MemoryCap {
 };
 
 // Decides the state of a trial from how it ended; see docs/trial-protocol.md for the rules.
-// `stop_state` is set when we stopped it (timeout, shutdown, protocol error).
+// `stop_state` is set when we stopped it (timeout, shutdown, protocol error). `value_required`:
+// LaunchSpec's.
 void ClassifyOutcome(const ProtocolParser& reports, std::optional<TrialState> stop_state,
-                     const std::string& stop_reason, const MemoryCap& memory, TrialOutcome* outcome);
+                     const std::string& stop_reason, const MemoryCap& memory, TrialOutcome* outcome,
+                     bool value_required = true);
 
 }  // namespace cleansweep

@@ -138,7 +138,10 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   LaunchSpec spec;
   spec.trial_dir = trials_root_ + "/" + std::to_string(assign.number);
   const GangPlace& gang = assign.gang;
-  if (gang.rank > 0) spec.log_name = "log.rank-" + std::to_string(gang.rank) + ".txt";  // rank 0's is log.txt
+  if (gang.rank > 0) {  // rank 0 speaks for the trial; its log is log.txt
+    spec.log_name = "log.rank-" + std::to_string(gang.rank) + ".txt";
+    spec.value_required = false;
+  }
   spec.argv = ExpandCommand(options.command, assign.params, assign.number, spec.trial_dir);
   spec.argv[0] = program_;
   spec.timeout = options.timeout;

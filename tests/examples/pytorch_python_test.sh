@@ -6,15 +6,7 @@
 set -euo pipefail
 bin=$1 src=$2
 fail() { echo "FAIL: $*" >&2; exit 1; }  # for the set-up; tests/support/mpi_env.sh brings the same
-if ! /usr/bin/python3 -c "import torch" 2> /dev/null; then
-  [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null || { echo "SKIPPED: no python3-torch, and not root to install it"; exit 77; }
-  echo "installing python3-torch (Debian package)"
-  log=$(mktemp)
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends python3-torch > "$log" 2>&1 ||
-    { apt-get update > /dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends python3-torch > "$log" 2>&1; } ||
-    { cat "$log" >&2; fail "cannot install python3-torch"; }
-  rm -f "$log"
-fi
+source "$src/tests/support/python_torch.sh"
 [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || fail "dataset-fashion-mnist is not installed (scripts/install-deps.sh)"
 source "$src/tests/support/mpi_env.sh"
 "${mpi[@]}" -np 3 "$bin/cleansweep" run "$src/examples/pytorch_python/sweep.yaml" --progress lines \

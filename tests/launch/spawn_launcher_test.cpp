@@ -166,6 +166,21 @@ TEST_P(LauncherTest, NoFinalValueFails) {
   const TrialOutcome o = RunToEnd(Spec("noreport"));
   EXPECT_EQ(o.state, TrialState::kFail);
   EXPECT_EQ(o.reason, "exited 0 without reporting a final value");
+  // A gang's process other than rank 0 (docs/multi-gpu.md): rank 0 reports for the trial.
+  LaunchSpec member = Spec("noreport");
+  member.value_required = false;
+  member.log_name = "log.rank-1.txt";
+  const TrialOutcome done = RunToEnd(member);
+  EXPECT_EQ(done.state, TrialState::kComplete) << done.reason;
+  EXPECT_TRUE(std::filesystem::exists(member.trial_dir + "/log.rank-1.txt"));
+  EXPECT_EQ(RunToEnd([&] {
+              LaunchSpec s = Spec("fail");
+              s.value_required = false;
+              return s;
+            }())
+                .state,
+            TrialState::kFail)
+      << "a non-zero exit fails it all the same";
 }
 
 TEST_P(LauncherTest, OutOfMemoryReportIsClassified) {

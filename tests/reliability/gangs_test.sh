@@ -3,13 +3,11 @@
 # python3-torch, gloo) of 2 and 4 processes under mpirun agree on their gradients; a gang that
 # spans two simulated nodes (CLEANSWEEP_NODE_NAME) meets at its MASTER_ADDR; a rank that exits,
 # crashes or hangs stops its gang, names itself, and leaves no process behind.
-#   gangs_test.sh BIN_DIR SOURCE_DIR      (exit 77, skipped, where torch cannot be had)
+#   gangs_test.sh BIN_DIR SOURCE_DIR      (exit 77, skipped, where python3-torch cannot be had)
 set -euo pipefail
 bin=$1 src=$2
-if ! /usr/bin/python3 -c "import torch.distributed as d; assert d.is_gloo_available()" 2> /dev/null; then
-  echo "SKIPPED: no python3-torch with gloo (tests/examples/pytorch_python_test.sh installs it)"
-  exit 77
-fi
+fail() { echo "FAIL: $*" >&2; exit 1; }  # for the set-up; tests/support/mpi_env.sh brings the same
+source "$src/tests/support/python_torch.sh"
 source "$src/tests/support/mpi_env.sh"
 check=$src/tests/programs/ddp_check.py
 

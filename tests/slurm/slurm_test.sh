@@ -6,6 +6,8 @@
 # a private config, state folder, socket and ports, and checks:
 #   sweep    scripts/slurm/sweep.sbatch: 1 coordinator + 2 workers on 2 GPUs; every trial in the
 #            study file; each worker on its own GPU, from Slurm's CUDA_VISIBLE_DEVICES
+#   gangs    trial.gpus: 4 through sweep.sbatch on the node's 4 GPUs (one trial, every GPU); and
+#            scripts/slurm/sweep-cpu.sbatch, with no GPU request, running trials of 2 CPU workers
 #   array    scripts/slurm/submit-array.sh: 3 one-GPU shards (1 coordinator + 1 worker each, on a
 #            job with one task) and the merge job that waits for them; merged = union of the
 #            shards = the same sweep run unsharded
@@ -172,6 +174,31 @@ gpus = {(int(w), g.decode().rstrip("\0")) for w, g in zip(t["worker"], t["gpu"])
 assert gpus == {(1, "0"), (2, "1")}, f"each worker on its own GPU: {gpus}"
 PY
 echo "ok: sweep.sbatch ran 24 trials, rank 1 on GPU 0 and rank 2 on GPU 1 (from $gpu_source)"
+
+# --- gangs: trials of 4 GPUs on the node's 4, and of 2 CPU workers on a job without GPUs ---------
+toy_config gang.yaml "$work/run/gang.h5" 4 0.05
+sed -i 's/^trial: {/trial: {gpus: 4, /' gang.yaml
+id=$(sbatch --parsable --ntasks-per-node=4 --gpus-per-node=4 --cpus-per-task=1 --time=10 "$src/scripts/slurm/sweep.sbatch" gang.yaml)
+[ "$(wait_job "$id" 120)" = COMPLETED ] || fail "gang job $id: $(job_field "$id" JobState) $(cat "slurm-cleansweep-$id.out")"
+toy_config cpu.yaml "$work/run/cpu.h5" 6 0.05
+sed -i 's/^trial: {/trial: {gpus: 2, /' cpu.yaml
+id=$(sbatch --parsable --ntasks-per-node=4 --cpus-per-task=1 --time=10 "$src/scripts/slurm/sweep-cpu.sbatch" cpu.yaml)
+[ "$(wait_job "$id" 120)" = COMPLETED ] || fail "CPU job $id: $(job_field "$id" JobState) $(cat "slurm-cleansweep-$id.out")"
+grep -q "cleansweep-slurm: job $id: 1 node(s), 4 workers + 1 coordinator" "slurm-cleansweep-$id.out" ||
+  fail "the CPU job's layout: $(cat "slurm-cleansweep-$id.out")"
+/usr/bin/python3 - "$work/run/gang.h5" "$work/run/cpu.h5" << 'PY' || fail "gang studies"
+import sys, h5py
+def rows(path):
+    with h5py.File(path, "r", swmr=True) as f:
+        return f["trials"][:]
+text = lambda b: b.decode().rstrip("\0")
+gang, cpu = rows(sys.argv[1]), rows(sys.argv[2])
+assert [text(s) for s in gang["state"]] == ["COMPLETE"] * 4, gang["reason"]
+assert all(int(g) == 4 and text(w) == "1-4" and text(d) == "0,1,2,3" for g, w, d in zip(gang["gpus"], gang["workers"], gang["gpu"])), gang[["gpus", "workers", "gpu"]]
+assert [text(s) for s in cpu["state"]] == ["COMPLETE"] * 6, cpu["reason"]
+assert all(int(g) == 2 and text(d) == "" for g, d in zip(cpu["gpus"], cpu["gpu"])), cpu[["gpus", "gpu"]]
+PY
+echo "ok: 4-GPU trials on Slurm's 4 GPUs; sweep-cpu.sbatch ran 2-worker trials on CPU workers"
 
 # --- array: 3 shards on one GPU each, then the merge job -----------------------------------------
 # The sweep's own config, its storage moved by an option that the shards and the merge both get.
