@@ -29,10 +29,12 @@ printed to stderr, so the same script runs standalone. docs/trial-protocol.md ha
 """
 
 import contextlib
+import errno
 import json
 import math
 import os
 import select
+import stat
 import sys
 
 EXIT_OUT_OF_MEMORY = 75
@@ -49,7 +51,7 @@ class Trial:
         self.number = int(env.get("CLEANSWEEP_TRIAL", "-1"))
         self.dir = env.get("CLEANSWEEP_TRIAL_DIR", "")
         fd = env.get("CLEANSWEEP_REPORT_FD")
-        self._pipe = os.fdopen(int(fd), "w", buffering=1, closefd=False) if fd else None
+        self._pipe = _report_pipe(int(fd), env) if fd else None
         control = env.get("CLEANSWEEP_CONTROL_FD")
         self._control = int(control) if control else None
         self._pruned = False
@@ -142,6 +144,32 @@ class Trial:
             self._pipe.write(line)
         except BrokenPipeError:
             pass  # the worker is gone; nothing useful left to do
+
+
+def _report_pipe(fd, env):
+    """The report pipe: `fd` as the worker passed it or, when a launcher between the worker and
+    this process closed it (torchrun starts its processes with close_fds), the same pipe opened
+    again through the nearest process above this one that belongs to the same trial and holds it
+    (docs/multi-gpu.md)."""
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return os.fdopen(fd, "w", buffering=1, closefd=False)
+    except OSError:
+        pass
+    ours = {f"{name}={env.get(name, '')}" for name in ("CLEANSWEEP_TRIAL", "CLEANSWEEP_ATTEMPT", "CLEANSWEEP_REPORT_FD")}
+    pid = os.getppid()
+    while pid > 1:
+        path = f"/proc/{pid}/fd/{fd}"
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                theirs = set(f.read().decode(errors="replace").split("\0"))
+            if ours <= theirs and stat.S_ISFIFO(os.stat(path).st_mode):
+                return open(path, "w", buffering=1)
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])  # the field after the name: its parent
+        except (OSError, ValueError, IndexError):
+            break
+    raise OSError(errno.EBADF, f"CLEANSWEEP_REPORT_FD {fd} is open neither here nor in a process of this trial above")
 
 
 def _finite(value):

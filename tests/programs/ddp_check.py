@@ -60,13 +60,18 @@ def main():
     averaged = torch.allclose(grad, torch.stack(owns).mean(dim=0), atol=1e-6)
     names = [None] * world
     dist.all_gather_object(names, {"rank": rank, "local_rank": int(os.environ["LOCAL_RANK"]),
-                                   "group_rank": int(os.environ["GROUP_RANK"]),
+                                   "group_rank": int(os.environ.get("GROUP_RANK", 0)),
                                    "node": os.environ.get("CLEANSWEEP_NODE_NAME", "")})
-    trial.report(1, float(world))
+    # Under torchrun (trial.processes: single) every rank shares the one process's report pipe:
+    # only rank 0 speaks. Started by cleansweep (per_gpu), each rank has a pipe of its own.
+    shared = "TORCHELASTIC_RUN_ID" in os.environ
+    if rank == 0 or not shared:
+        trial.report(1, float(world))
     if rank == 0:
         trial.set_attrs(world=world, agree=bool(agree), averaged=bool(averaged), ranks=names,
                         master=f'{os.environ["MASTER_ADDR"]}:{os.environ["MASTER_PORT"]}')
-    trial.finish(float(world) if agree and averaged else -1.0)
+    if rank == 0 or not shared:
+        trial.finish(float(world) if agree and averaged else -1.0)
     dist.barrier()  # no rank leaves while another still talks to rank 0's store
     dist.destroy_process_group()
     # Debian's torch 1.13 now and then hangs in the interpreter's exit on the rank that hosted

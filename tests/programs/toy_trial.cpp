@@ -110,6 +110,14 @@ int ToyMain(int argc, char** argv) {
     return Curve(trial, mode == "curve");
   }
   const double sleep_s = trial.GetDouble("sleep", 0.0);
+  // A process of a gang trial (trial.gpus): its place, as the worker gave it, for the tests.
+  if (const char* rank = std::getenv("RANK"); rank && std::getenv("CLEANSWEEP_TRIAL_DIR")) {
+    if (std::FILE* f =
+            std::fopen((std::string(std::getenv("CLEANSWEEP_TRIAL_DIR")) + "/rank-" + rank + ".txt").c_str(), "w")) {
+      std::fprintf(f, "%s %s %s\n", std::getenv("WORLD_SIZE"), std::getenv("LOCAL_RANK"), std::getenv("MASTER_PORT"));
+      std::fclose(f);
+    }
+  }
   std::printf("toy trial %lld mode %s\n", static_cast<long long>(trial.number()), mode.c_str());
   std::fflush(stdout);
   if (mode == "echoargs") {  // its arguments, NUL-terminated, byte for byte, into args.bin

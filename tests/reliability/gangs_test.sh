@@ -98,4 +98,54 @@ for row in t:
     print(how, "->", state, ":", reason[:110])
 PY
 pgrep -f "ddp_check.py $work" > /dev/null && fail "a process of a failed gang is still running"
+
+# 4. processes: single: one process sees the gang's workers and runs torchrun inside, unchanged.
+# (Debian 12's torchrun, torch 1.13 on Python 3.11, fails on its default --redirects/--tee of 0:
+# an enum change it predates. 1 works.)
+cat > single.yaml << YAML
+study: {name: single, direction: maximize, n_trials: 2, storage: $work/single.h5}
+sampler: {kind: random, seed: 2}
+trial:
+  # torchrun's --standalone rendezvous takes port 29400: two trials on one node collide. The port
+  # the worker holds for the trial (MASTER_PORT) is the one to give it.
+  command: [sh, -c, 'exec /usr/bin/python3 -m torch.distributed.run --nnodes 1 --nproc_per_node "\$CLEANSWEEP_GPUS" --rdzv_backend c10d --rdzv_endpoint "localhost:\$MASTER_PORT" --redirects 1 --tee 1 "\$0"', "$check"]
+  timeout: 90s
+  gpus: 2
+  processes: single
+space:
+  x: {type: float, low: 0.0, high: 1.0}
+YAML
+"${mpi[@]}" -np 5 "$bin/cleansweep" run single.yaml --progress lines > single.txt 2>&1 || { cat single.txt; fail "the torchrun sweep exited $?"; }
+$py - "$work/single.h5" << 'PY' || fail "torchrun in single mode: $(cat single.txt)"
+import json, sys, h5py
+t = h5py.File(sys.argv[1], "r", swmr=True)["trials"][:]
+for row in t:
+    assert row["state"].decode().rstrip("\0") == "COMPLETE", row["reason"]
+    attrs = json.loads(row["attrs"])
+    assert attrs["world"] == 2 and attrs["agree"] and attrs["averaged"] and int(row["gpus"]) == 2, (attrs, row["gpus"])
+print("torchrun inside processes: single:", [json.loads(a)["master"] for a in t["attrs"]])
+PY
+
+# 5. The fork-server launcher starts gang processes too (the toy trial's plugin build writes down
+# the place each of its processes was given).
+cp "$bin/../lib/toy_plugin.so" "$work/toy_plugin.so"
+cat > fork.yaml << YAML
+study: {name: fork, direction: maximize, n_trials: 4, storage: $work/fork.h5}
+sampler: {kind: random, seed: 3}
+trial: {launcher: forkserver, command: ["$work/toy_plugin.so"], timeout: 30s, gpus: 2}
+space:
+  x: {type: float, low: 0.0, high: 1.0}
+YAML
+"${mpi[@]}" -np 5 "$bin/cleansweep" run fork.yaml --progress lines > fork.txt 2>&1 || { cat fork.txt; fail "the fork-server sweep exited $?"; }
+for n in 0 1 2 3; do
+  for r in 0 1; do
+    read -r world local port < "$work/fork.trials/$n/rank-$r.txt" || fail "trial $n: no rank-$r.txt: $(cat fork.txt)"
+    [ "$world $local" = "2 $r" ] && [ "$port" -gt 0 ] || fail "trial $n rank $r got WORLD_SIZE=$world LOCAL_RANK=$local MASTER_PORT=$port"
+  done
+done
+$py -c "
+import h5py
+t = h5py.File('$work/fork.h5', 'r', swmr=True)['trials'][:]
+assert [s.decode().rstrip(chr(0)) for s in t['state']] == ['COMPLETE'] * 4 and list(t['gpus']) == [2] * 4, t[['state', 'gpus']]
+" || fail "fork-server gangs: $(cat fork.txt)"
 echo "gangs: OK"

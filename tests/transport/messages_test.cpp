@@ -20,19 +20,43 @@ TEST(Messages, EveryTypeRoundTrips) {
   const SetupMsg setup = RoundTrip(SetupMsg{"study: {}", "/r/x.trials"});
   EXPECT_EQ(setup.config_yaml, "study: {}");
   EXPECT_EQ(setup.trials_root, "/r/x.trials");
-  const ReadyMsg ready = RoundTrip(ReadyMsg{false, "no program", "3", "process groups", "SLURM_STEP_GPUS=3", "idle"});
+  const ReadyMsg ready =
+      RoundTrip(ReadyMsg{false, "no program", "3", "process groups", "SLURM_STEP_GPUS=3", "idle", "node7", 29501});
   EXPECT_FALSE(ready.ok);
   EXPECT_EQ(ready.error, "no program");
   EXPECT_EQ(ready.gpu, "3");
   EXPECT_EQ(ready.isolation, "process groups");
   EXPECT_EQ(ready.gpu_source, "SLURM_STEP_GPUS=3");
   EXPECT_EQ(ready.gpu_note, "idle");
+  EXPECT_EQ(ready.address, "node7");
+  EXPECT_EQ(ready.port, 29501);
   const StopMsg stop = RoundTrip(StopMsg{"SIGUSR1 received", 2500, true});
   EXPECT_EQ(stop.reason, "SIGUSR1 received");
   EXPECT_EQ(stop.grace_ms, 2500);
   EXPECT_TRUE(stop.immediate);
-  const AssignMsg assign =
-      RoundTrip(AssignMsg{42, {{"b", true}, {"i", std::int64_t{-7}}, {"f", 0.125}, {"s", std::string("adam")}}, 2});
+  GangPlace place;
+  place.size = 8;
+  place.rank = 5;
+  place.local_rank = 1;
+  place.local_size = 4;
+  place.group_rank = 1;
+  place.groups = 2;
+  place.master_addr = "node3";
+  place.master_port = 40123;
+  const AssignMsg assign = RoundTrip(AssignMsg{
+      42, {{"b", true}, {"i", std::int64_t{-7}}, {"f", 0.125}, {"s", std::string("adam")}}, 2, -1, -1, place});
+  EXPECT_EQ(assign.gang.size, 8);
+  EXPECT_EQ(assign.gang.rank, 5);
+  EXPECT_EQ(assign.gang.local_rank, 1);
+  EXPECT_EQ(assign.gang.local_size, 4);
+  EXPECT_EQ(assign.gang.group_rank, 1);
+  EXPECT_EQ(assign.gang.groups, 2);
+  EXPECT_EQ(assign.gang.master_addr, "node3");
+  EXPECT_EQ(assign.gang.master_port, 40123);
+  const AbortMsg abort = RoundTrip(AbortMsg{42, "rank 2 of trial 42 ended CRASH", 1500});
+  EXPECT_EQ(abort.number, 42);
+  EXPECT_EQ(abort.reason, "rank 2 of trial 42 ended CRASH");
+  EXPECT_EQ(abort.grace_ms, 1500);
   EXPECT_EQ(assign.number, 42);
   EXPECT_EQ(assign.params.at("b"), ParamValue(true));
   EXPECT_EQ(assign.params.at("i"), ParamValue(std::int64_t{-7}));
