@@ -27,7 +27,6 @@
 namespace cleansweep {
 namespace {
 
-using bench::ThreadCpuSeconds;
 using bench::VirtualClock;
 
 constexpr int kSteps = 9;  // reports per trial, evenly over its duration (ASHA's rungs at 1, 3, 9)
@@ -64,7 +63,6 @@ class SimulatedJob : public Transport {
     for (int rank = 1; rank < size_; ++rank) {
       inbox_.push({clock_->Now(), rank, -1, 0, Message(HelloMsg{"node" + std::to_string((rank - 1) / per_node_)})});
     }
-    cpu_mark_ = ThreadCpuSeconds();
   }
   int rank() const override { return 0; }
   int size() const override { return size_; }
@@ -86,9 +84,7 @@ class SimulatedJob : public Transport {
   }
 
   Result<std::optional<Envelope>> Receive(Millis max_wait) override {
-    const double cpu = ThreadCpuSeconds();
-    clock_->Advance(cpu - cpu_mark_);  // what the coordinator just spent, at this machine's speed
-    coordinator_cpu_ += cpu - cpu_mark_;
+    cpu_.Charge(clock_);
     std::optional<Envelope> out;
     const double deadline = clock_->Now() + static_cast<double>(max_wait.count()) / 1e3;
     while (!inbox_.empty() && inbox_.top().at <= deadline) {
@@ -100,7 +96,7 @@ class SimulatedJob : public Transport {
       break;
     }
     if (!out) clock_->Set(deadline);
-    cpu_mark_ = ThreadCpuSeconds();
+    cpu_.Restart();
     return out;
   }
 
@@ -126,7 +122,7 @@ class SimulatedJob : public Transport {
     s.trials = static_cast<std::int64_t>(trials_.size());
     return s;
   }
-  double coordinator_cpu() const { return coordinator_cpu_; }
+  double coordinator_cpu() const { return cpu_.total(); }
 
  private:
   struct Trial {
@@ -203,8 +199,7 @@ class SimulatedJob : public Transport {
   std::mt19937_64 rng_;
   std::priority_queue<Pending> inbox_;
   std::map<std::int64_t, Trial> trials_;
-  double cpu_mark_ = 0;
-  double coordinator_cpu_ = 0;
+  bench::CpuCharge cpu_;
   double first_assign_ = -1, last_assign_ = -1;
 };
 

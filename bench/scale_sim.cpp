@@ -27,7 +27,6 @@
 namespace cleansweep {
 namespace {
 
-using bench::ThreadCpuSeconds;
 using bench::VirtualClock;
 
 // Every worker rank at once. Messages the coordinator sends arrive at once; a trial's result
@@ -44,7 +43,6 @@ class SimulatedTransport : public Transport {
         rng_(seed),
         free_at_(static_cast<size_t>(workers) + 1, 0) {
     for (int rank = 1; rank < size_; ++rank) inbox_.push({clock_->Now(), rank, Message(HelloMsg{"sim"})});
-    cpu_mark_ = ThreadCpuSeconds();
   }
   int rank() const override { return 0; }
   int size() const override { return size_; }
@@ -76,9 +74,7 @@ class SimulatedTransport : public Transport {
   }
 
   Result<std::optional<Envelope>> Receive(Millis max_wait) override {
-    const double cpu = ThreadCpuSeconds();
-    clock_->Advance(cpu - cpu_mark_);  // what the coordinator just spent, at this machine's speed
-    coordinator_cpu_ += cpu - cpu_mark_;
+    cpu_.Charge(clock_);
     std::optional<Envelope> out;
     const double deadline = clock_->Now() + static_cast<double>(max_wait.count()) / 1e3;
     if (!inbox_.empty() && inbox_.top().at <= deadline) {
@@ -89,7 +85,7 @@ class SimulatedTransport : public Transport {
     } else {
       clock_->Set(deadline);
     }
-    cpu_mark_ = ThreadCpuSeconds();
+    cpu_.Restart();
     return out;
   }
 
@@ -101,7 +97,7 @@ class SimulatedTransport : public Transport {
   }
   double first_assign() const { return first_assign_; }
   double last_assign() const { return last_assign_; }
-  double coordinator_cpu() const { return coordinator_cpu_; }
+  double coordinator_cpu() const { return cpu_.total(); }
   std::int64_t assigned() const { return assigned_; }
 
  private:
@@ -129,8 +125,7 @@ class SimulatedTransport : public Transport {
   std::priority_queue<Pending> inbox_;
   std::vector<double> free_at_;                  // by rank: when its last trial ends
   std::vector<std::pair<double, double>> busy_;  // every trial handed out: when it runs
-  double cpu_mark_ = 0;
-  double coordinator_cpu_ = 0;
+  bench::CpuCharge cpu_;
   double first_assign_ = -1, last_assign_ = -1;
   std::int64_t assigned_ = 0;
 };

@@ -26,4 +26,21 @@ class VirtualClock : public Clock {
   double now_ = 1.7e9;
 };
 
+// The coordinator's own CPU time, charged to the virtual clock: Charge() when it hands control to
+// the simulation (a Receive), Restart() when it takes it back.
+class CpuCharge {
+ public:
+  void Charge(VirtualClock* clock) {
+    const double spent = ThreadCpuSeconds() - mark_;
+    clock->Advance(spent);  // what the coordinator just spent, at this machine's speed
+    total_ += spent;
+  }
+  void Restart() { mark_ = ThreadCpuSeconds(); }
+  double total() const { return total_; }
+
+ private:
+  double mark_ = ThreadCpuSeconds();
+  double total_ = 0;
+};
+
 }  // namespace cleansweep::bench
