@@ -1,5 +1,8 @@
 #include "launch/checkpoints.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cctype>
 #include <filesystem>
 #include <system_error>
@@ -63,21 +66,32 @@ std::optional<std::string> ShareCheckpoint(const std::string& from_dir, const st
     if (fs::exists(to, ec)) continue;
     const bool folder = fs::is_directory(from, ec);
     ec.clear();
+    // Made under a name of its own, then renamed: the processes of a gang trial share one folder
+    // and all link it at once; whichever renames first wins, the others find it there.
+    static std::atomic<unsigned> made{0};
+    const fs::path part = fs::path(to_dir) / (from.filename().string() + ".part-" + std::to_string(::getpid()) + "-" +
+                                              std::to_string(made.fetch_add(1)));
     if (folder) {
-      fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::create_hard_links, ec);
+      fs::copy(from, part, fs::copy_options::recursive | fs::copy_options::create_hard_links, ec);
       if (ec) {
         std::error_code cleanup;
-        fs::remove_all(to, cleanup);
+        fs::remove_all(part, cleanup);
         ec.clear();
-        fs::copy(from, to, fs::copy_options::recursive, ec);
+        fs::copy(from, part, fs::copy_options::recursive, ec);
       }
     } else {
-      fs::create_hard_link(from, to, ec);
+      fs::create_hard_link(from, part, ec);
       if (ec) {
         ec.clear();
-        fs::copy_file(from, to, ec);
+        fs::copy_file(from, part, ec);
       }
     }
+    if (!ec) {
+      fs::rename(part, to, ec);
+      if (ec && fs::exists(to)) ec.clear();  // another process of the trial was first
+    }
+    std::error_code cleanup;
+    if (fs::exists(part, cleanup)) fs::remove_all(part, cleanup);
     if (ec) return to.string() + ": cannot link or copy the checkpoint " + from.string() + ": " + ec.message();
   }
   return std::nullopt;

@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include <thread>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 namespace cleansweep {
@@ -74,6 +77,28 @@ TEST(Checkpoints, AStepIsSharedByHardLinksAndOnlyWhenTheTrialLacksIt) {
   const std::optional<std::string> error = ShareCheckpoint(parent.string(), child.string(), 8);
   ASSERT_TRUE(error);
   EXPECT_NE(error->find("has no checkpoint of step 8"), std::string::npos) << *error;
+  std::filesystem::remove_all(root);
+}
+
+// A gang trial's processes all link the parent's checkpoint into their one folder at once: each
+// call succeeds, whichever comes first, and leaves no part-made names behind.
+TEST(Checkpoints, TheProcessesOfAGangShareOneStepAtOnce) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("cs-share-gang-" + std::to_string(::getpid()));
+  const std::filesystem::path parent = root / "3/checkpoints", child = root / "9/checkpoints";
+  std::filesystem::create_directories(parent / "step-4");
+  for (int i = 0; i < 50; ++i) std::ofstream(parent / ("step-4/shard-" + std::to_string(i))) << i;
+  std::ofstream(parent / "step-4.json") << "{}";
+  std::vector<std::optional<std::string>> errors(8);
+  std::vector<std::thread> ranks;
+  for (auto& error : errors) ranks.emplace_back([&] { error = ShareCheckpoint(parent.string(), child.string(), 4); });
+  for (auto& t : ranks) t.join();
+  for (const auto& error : errors) EXPECT_FALSE(error) << *error;
+  EXPECT_TRUE(std::filesystem::exists(child / "step-4/shard-49"));
+  EXPECT_TRUE(std::filesystem::exists(child / "step-4.json"));
+  for (const auto& entry : std::filesystem::directory_iterator(child)) {
+    EXPECT_EQ(entry.path().filename().string().find(".part-"), std::string::npos) << entry.path();
+  }
   std::filesystem::remove_all(root);
 }
 
