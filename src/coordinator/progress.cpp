@@ -48,6 +48,7 @@ std::string Progress::TrialLine(const TrialRecord& r, const StudyConfig& config)
   }
   if (r.infeasible()) line += " (infeasible: outside study.constraints)";
   line += " in " + Seconds(r.duration()) + " on " + r.host + (r.gpu.empty() ? "" : " gpu " + r.gpu);
+  if (r.gpus > 1) line += " (" + std::to_string(r.gpus) + " workers: ranks " + r.workers + ")";  // a gang
   std::string params;
   for (const ParamSpec& spec : config.space.params()) {
     const auto it = r.params.find(spec.name);

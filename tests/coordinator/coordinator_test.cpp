@@ -1360,6 +1360,7 @@ TEST(CoordinatorGangs, EachProcessOfAGangGetsTheTorchrunEnvironmentOnOneNode) {
     EXPECT_EQ(r.gpu, "0,1,2,3");
     EXPECT_EQ(reports[r.number], 1) << "only rank 0 reports for the trial";
   }
+  EXPECT_NE(sweep.progress_text.find(" (4 workers: ranks "), std::string::npos) << sweep.progress_text;
 }
 
 TEST(CoordinatorGangs, AMixedSizeStudyRunsEveryTrialAtItsSizeAndALargeOneSpansNodes) {
