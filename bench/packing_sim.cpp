@@ -4,7 +4,7 @@
 // categorical parameter, trial.gpus: "{g}") and a log-normal duration; with ASHA it reports at 9
 // steps spread over that duration and ends at the step the pruner stops it.
 //   packing_sim [--nodes 512] [--per-node 8] [--trials-per-gpu 4] [--mean 60] [--sigma 1]
-//               [--pruner asha|none] [--backfill true|false] [--seed 1]
+//               [--pruner asha|none] [--backfill true|false] [--mix uniform|small] [--seed 1]
 // It prints utilisation (GPU-seconds busy over GPU-seconds available, from the first assignment to
 // the last), and how long trials of each size waited between being drawn and starting, against
 // the median trial duration.
@@ -32,18 +32,28 @@ using bench::VirtualClock;
 constexpr int kSteps = 9;  // reports per trial, evenly over its duration (ASHA's rungs at 1, 3, 9)
 
 // Records when each trial's parameters were drawn, to measure how long it waited for workers.
+// With `weights` (of sizes 1, 2, 4, 8), it draws each trial's size itself from them: the uniform
+// categorical gives every size a quarter of the trials.
 class TimedSampler : public Sampler {
  public:
-  TimedSampler(Sampler* inner, const Clock* clock) : inner_(inner), clock_(clock) {}
+  TimedSampler(Sampler* inner, const Clock* clock, std::vector<double> weights, unsigned seed)
+      : inner_(inner), clock_(clock), weights_(std::move(weights)), rng_(seed) {}
   std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) override {
     drawn_[number] = clock_->Now();
-    return inner_->Ask(number, history);
+    std::optional<ParamSet> params = inner_->Ask(number, history);
+    if (params && !weights_.empty()) {
+      std::discrete_distribution<int> size(weights_.begin(), weights_.end());
+      (*params)["g"] = std::int64_t{1} << size(rng_);
+    }
+    return params;
   }
   double DrawnAt(std::int64_t number) const { return drawn_.at(number); }
 
  private:
   Sampler* inner_;
   const Clock* clock_;
+  std::vector<double> weights_;
+  std::mt19937_64 rng_;
   std::map<std::int64_t, double> drawn_;
 };
 
@@ -213,21 +223,27 @@ int Main(int argc, char** argv) {
   int nodes = 512, per_node = 8;
   double per_gpu = 4, mean = 60, sigma = 1.0, latency = 0.001;
   std::string pruner = "asha";
+  std::string mix = "uniform";
   bool backfill = true;
   unsigned seed = 1;
   CLI::App app{"Gang trials of 1, 2, 4 and 8 GPUs packed onto a simulated cluster by the real coordinator"};
   app.add_option("--nodes", nodes)->check(CLI::Range(1, 1 << 16));
   app.add_option("--per-node", per_node, "GPUs (workers) per node")->check(CLI::Range(8, 1024));
-  app.add_option("--trials-per-gpu", per_gpu, "trials = GPUs x this / 3.75 (the mean size)")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--trials-per-gpu", per_gpu, "trials = GPUs x this / the mean size")->check(CLI::PositiveNumber);
   app.add_option("--mean", mean, "mean trial duration, seconds")->check(CLI::PositiveNumber);
   app.add_option("--sigma", sigma, "log-normal sigma of the durations");
   app.add_option("--pruner", pruner)->check(CLI::IsMember({"asha", "none"}));
   app.add_option("--backfill", backfill, "workers.backfill: false is first come, first served");
+  app.add_option("--mix", mix,
+                 "trial sizes: uniform (a quarter each of 1, 2, 4, 8) or small (70% 1, 15% 2, 10% 4, 5% 8)")
+      ->check(CLI::IsMember({"uniform", "small"}));
   app.add_option("--seed", seed);
   CLI11_PARSE(app, argc, argv);
   const int gpus = nodes * per_node;
-  const auto trials = static_cast<std::int64_t>(per_gpu * gpus / 3.75);
+  const std::vector<double> weights =
+      mix == "small" ? std::vector<double>{0.70, 0.15, 0.10, 0.05} : std::vector<double>{};
+  const double mean_size = mix == "small" ? 0.70 + 0.30 + 0.40 + 0.40 : 3.75;
+  const auto trials = static_cast<std::int64_t>(per_gpu * gpus / mean_size);
   const std::string yaml =
       "study: {name: packing, direction: maximize, n_trials: " + std::to_string(trials) +
       ", storage: /nonexistent/p.h5}\nsampler: {kind: random, seed: " + std::to_string(seed) + "}\npruner: " +
@@ -243,7 +259,7 @@ int Main(int argc, char** argv) {
   Result<std::unique_ptr<Sampler>> sampler = MakeSampler(*config);
   if (!sampler.ok()) return 2;
   VirtualClock clock;
-  TimedSampler timed(sampler->get(), &clock);
+  TimedSampler timed(sampler->get(), &clock, weights, seed);
   SimulatedJob job(nodes, per_node, &clock, &timed, mean, sigma, latency, seed);
   std::FILE* sink = std::fopen("/dev/null", "w");
   Progress progress(sink, false, *config);
@@ -260,10 +276,10 @@ int Main(int argc, char** argv) {
   }
   const SimulatedJob::Stats s = job.Measure();
   std::printf(
-      "gpus=%d (%d nodes of %d) pruner=%s %s trials=%lld mean=%gs sigma=%.2f: utilisation %.2f%%; "
+      "gpus=%d (%d nodes of %d) sizes=%s pruner=%s %s trials=%lld mean=%gs sigma=%.2f: utilisation %.2f%%; "
       "median trial %.1f s; wait/median trial, median (p90) by size:",
-      gpus, nodes, per_node, pruner.c_str(), backfill ? "backfill" : "fcfs", static_cast<long long>(s.trials), mean,
-      sigma, 100 * s.utilisation, s.median_duration);
+      gpus, nodes, per_node, mix.c_str(), pruner.c_str(), backfill ? "backfill" : "fcfs",
+      static_cast<long long>(s.trials), mean, sigma, 100 * s.utilisation, s.median_duration);
   for (const auto& [size, waits] : s.waits) {
     std::printf(" %d: %.2f (%.2f)", size, Quantile(waits, 0.5) / s.median_duration,
                 Quantile(waits, 0.9) / s.median_duration);
