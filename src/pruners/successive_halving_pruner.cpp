@@ -51,10 +51,12 @@ std::vector<double> SuccessiveHalvingPruner::Competing(std::int64_t number, std:
     if (peers_ && !peers_(number, n)) continue;
     if (const std::optional<double> v = RungValue(curve, rung_step)) competing.push_back(*v);
   }
+  if (competing.empty()) return competing;
+  const auto worst_kept = competing.begin() + static_cast<std::ptrdiff_t>(Keep(competing) - 1);
   if (direction_ == Direction::kMaximize) {
-    std::sort(competing.begin(), competing.end(), std::greater<>());
+    std::nth_element(competing.begin(), worst_kept, competing.end(), std::greater<>());
   } else {
-    std::sort(competing.begin(), competing.end());
+    std::nth_element(competing.begin(), worst_kept, competing.end());
   }
   return competing;
 }

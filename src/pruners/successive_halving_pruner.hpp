@@ -35,7 +35,9 @@ class SuccessiveHalvingPruner : public Pruner {
   bool Decides(std::int64_t rung_step) const;
   // The highest deciding rung `curve` reached (its last step is at or past it); -1 for none.
   int HighestRung(const TrialCurve& curve) const;
-  // The values of the trials that compete with `number` at the rung at `rung_step`, best first.
+  // The values of the trials that compete with `number` at the rung at `rung_step`, partitioned
+  // so that the first Keep() of them are the best and [Keep() - 1] is the worst of those (a full
+  // sort on every report cost as much as the rest of the coordinator at 20,000 trials).
   std::vector<double> Competing(std::int64_t number, std::int64_t rung_step, const Curves& curves) const;
   // How many of `competing` (best first) go on past the rung: the best 1/reduction_factor, at least 1.
   size_t Keep(const std::vector<double>& competing) const;
