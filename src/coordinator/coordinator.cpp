@@ -391,8 +391,8 @@ Status Coordinator::Launch(TrialRecord running, const std::vector<int>& ranks) {
       place.local_size = on_node[node];
       place.group_rank = group[node];
       assign.gang = place;
-      if (!gang.single || i == 0) pending_assigns_.push_back({ranks[i], assign});
-      if (gang.single) break;
+      pending_assigns_.push_back({ranks[i], assign});
+      if (gang.single) break;  // one process, on the first worker; the others are held for it
     }
   } else {
     pending_assigns_.push_back({ranks.front(), assign});

@@ -20,24 +20,21 @@ namespace cleansweep {
 class GangPlanner {
  public:
   using IsFree = std::function<bool(int rank)>;
-  // The free workers of each node, read once for a round of placements.
   using FreeByNode = std::vector<std::vector<int>>;
 
   // `nodes`: each node's worker ranks. `allow_split`: a gang that fits on a node may still span nodes.
   GangPlanner(std::vector<std::vector<int>> nodes, bool allow_split);
 
-  // The workers for a gang of `gpus`, grouped by node (RANK order: the first is its rank 0), or
-  // none when it does not fit now. `head`: it is the trial the reservation is for, and may use
-  // the reserved workers; any other trial may not.
-  std::vector<int> Place(int gpus, const IsFree& free, bool head) const { return Place(gpus, FreeNow(free), head); }
-  // The same from a snapshot; the caller takes the ranks it used out of it.
-  std::vector<int> Place(int gpus, const FreeByNode& free, bool head) const;
+  // Each node's free workers now: read once for a round of placements.
   FreeByNode FreeNow(const IsFree& free) const;
+  // The workers for a gang of `gpus` among `free`, grouped by node (RANK order: the first is its
+  // rank 0), or none when it does not fit now. `head`: it is the trial the reservation is for,
+  // and may use the reserved workers; any other trial may not. The caller then Take()s them.
+  std::vector<int> Place(int gpus, const FreeByNode& free, bool head) const;
   void Take(const std::vector<int>& ranks, FreeByNode* free) const;
 
   // The first waiting trial, of `gpus`, did not fit: keep workers for it from now on. A
   // reservation for the same trial stays where it is.
-  void Reserve(std::int64_t trial, int gpus, const IsFree& free) { Reserve(trial, gpus, FreeNow(free)); }
   void Reserve(std::int64_t trial, int gpus, const FreeByNode& free);
   void ClearReservation() { reserved_trial_ = -1, reserved_nodes_.clear(); }
   std::int64_t reserved_trial() const { return reserved_trial_; }

@@ -40,7 +40,8 @@ for row in t:
 assert sorted(sizes) == [1, 1, 2, 2, 4, 4], sizes
 print("mixed sizes ran at their sizes:", sizes)
 PY
-ls "$work"/mixed.trials/*/reports.rank-1.jsonl > /dev/null || fail "rank 1's reports were not kept beside its log"
+# Rank 1 reported too; its report went to its own file, not into the study.
+grep -l '"step":1' "$work"/mixed.trials/*/reports.rank-1.jsonl > /dev/null || fail "rank 1's reports were not kept beside its log"
 
 # 2. Two simulated nodes of two workers each: a gang of 4 spans them and meets at MASTER_ADDR.
 cat > nodes.yaml << YAML
