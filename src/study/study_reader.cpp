@@ -2,6 +2,7 @@
 // with extra columns still load.
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -84,6 +85,106 @@ Result<std::vector<T>> ReadNumbers(hid_t dataset, const char* field, hid_t nativ
   return values;
 }
 
+// The texts of /trials (reason, output tail, attrs), and the rows whose texts could not be read
+// whole: cells of a row the writer was rewriting while we read (see ReadTexts).
+struct RowTexts {
+  std::vector<std::string> reasons, tails, attrs;
+  std::vector<size_t> unsettled;  // row indices, ascending; their texts are empty here
+};
+
+// The texts and their CRC-32 as one H5Dread reads them: every cell of a row from one read of its
+// chunk.
+struct TextCells {
+  char* text[3] = {nullptr, nullptr, nullptr};
+  std::int64_t crc = 0;
+};
+constexpr const char* kTextColumns[3] = {"reason", "output_tail", "attrs"};
+
+h5::Handle TextCellsType() {
+  h5::Handle text = h5::VarString();
+  h5::Handle type(H5Tcreate(H5T_COMPOUND, sizeof(TextCells)));
+  for (size_t i = 0; i < 3; ++i) {
+    h5::Must(H5Tinsert(type.get(), kTextColumns[i], offsetof(TextCells, text) + i * sizeof(char*), text.get()));
+  }
+  h5::Must(H5Tinsert(type.get(), kTextChecksumColumn, offsetof(TextCells, crc), H5T_NATIVE_INT64));
+  return type;
+}
+
+// Rows [first, first + count) into `cells`; false when HDF5 could not follow a row's heap address.
+bool ReadTextCells(hid_t dataset, hid_t type, hsize_t first, hsize_t count, TextCells* cells) {
+  h5::Handle file_space(H5Dget_space(dataset));
+  const hsize_t start[1] = {first};
+  const hsize_t size[1] = {count};
+  if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, size, nullptr) < 0) return false;
+  h5::Handle mem_space(H5Screate_simple(1, size, nullptr));
+  return H5Dread(dataset, type, mem_space.get(), file_space.get(), H5P_DEFAULT, cells) >= 0;
+}
+
+// Takes the texts out of `cells` (freeing HDF5's copies): true when they match the row's CRC-32.
+bool TakeTexts(TextCells* cells, std::string* reason, std::string* tail, std::string* attrs) {
+  std::string* out[3] = {reason, tail, attrs};
+  for (size_t i = 0; i < 3; ++i) {
+    *out[i] = cells->text[i] ? cells->text[i] : "";
+    H5free_memory(cells->text[i]);
+    cells->text[i] = nullptr;
+  }
+  return static_cast<std::uint32_t>(cells->crc) == TextChecksum(*reason, *tail, *attrs);
+}
+
+constexpr hsize_t kTextBlockRows = 256;
+
+// A live writer rewrites rows many times a second (RUNNING, then the end), and HDF5 keeps variable-
+// length texts in its global heap, outside the row: a reader can see a row's new cells with its
+// old heap (or an address past the end it knows of), and the row's checksum then disagrees with
+// its texts. Retrying the whole file does not converge on a busy study: some row is always in
+// flux (measured: about every second read of a 1,500-trial toy sweep, and one read in 200 still
+// failing after seven whole tries). So a row that cannot be read whole is set aside as unsettled
+// and read again on its own (ReadUnsettledTexts), while the rest of the read stands.
+Result<RowTexts> ReadTexts(hid_t dataset) {
+  RowTexts texts;
+  bool all_variable = HasMember(dataset, kTextChecksumColumn);
+  for (const char* name : kTextColumns) {
+    h5::Handle stored = MemberType(dataset, name);
+    all_variable = all_variable && stored.valid() && H5Tget_class(stored.get()) == H5T_STRING &&
+                   H5Tis_variable_str(stored.get()) > 0;
+  }
+  if (!all_variable) {  // files from before the checksum, or with fixed-width texts: read as they are
+    for (auto [name, out] : {std::pair{kTextColumns[0], &texts.reasons}, std::pair{kTextColumns[1], &texts.tails},
+                             std::pair{kTextColumns[2], &texts.attrs}}) {
+      CS_ASSIGN_OR_RETURN(*out, ReadStrings(dataset, name));
+    }
+    return texts;
+  }
+  CS_ASSIGN_OR_RETURN(const hsize_t rows, h5::RowCount(dataset, "the texts of /trials"));
+  texts.reasons.resize(rows);
+  texts.tails.resize(rows);
+  texts.attrs.resize(rows);
+  const h5::Handle type = TextCellsType();
+  std::vector<TextCells> cells(kTextBlockRows);
+  for (hsize_t first = 0; first < rows; first += kTextBlockRows) {
+    const hsize_t count = std::min(kTextBlockRows, rows - first);
+    std::fill(cells.begin(), cells.end(), TextCells{});
+    // A block HDF5 cannot read (a heap address past the end it knows of) is read row by row. What
+    // a failed read left in the cells is not ours to free.
+    const bool block = ReadTextCells(dataset, type.get(), first, count, cells.data());
+    for (hsize_t i = 0; i < count; ++i) {
+      const hsize_t row = first + i;
+      bool read = block;
+      if (!block) {
+        cells[i] = TextCells{};
+        read = ReadTextCells(dataset, type.get(), row, 1, &cells[i]);
+      }
+      if (!read || !TakeTexts(&cells[i], &texts.reasons[row], &texts.tails[row], &texts.attrs[row])) {
+        texts.reasons[row].clear();
+        texts.tails[row].clear();
+        texts.attrs[row].clear();
+        texts.unsettled.push_back(row);
+      }
+    }
+  }
+  return texts;
+}
+
 // Turns a stored parameter cell back into the value the sampler produced; nullopt when inactive.
 std::optional<ParamValue> ParamFromCell(const ParamSpec& spec, double number, const std::string& text,
                                         ColumnType type) {
@@ -104,7 +205,8 @@ std::optional<ParamValue> ParamFromCell(const ParamSpec& spec, double number, co
   return ParamValue(number);
 }
 
-Status ReadTrials(hid_t file, StudyData* study) {
+// `unsettled` gets the rows whose texts were caught in the middle of a write (see ReadTexts).
+Status ReadTrials(hid_t file, StudyData* study, std::vector<size_t>* unsettled) {
   Result<h5::Handle> ds = h5::CheckId(H5Dopen2(file, "trials", H5P_DEFAULT), "missing dataset /trials");
   if (!ds.ok()) return ds.status();
   const hid_t d = ds->get();
@@ -126,9 +228,7 @@ Status ReadTrials(hid_t file, StudyData* study) {
   auto enqueued = ReadNumbers<std::int32_t>(d, "enqueued", H5T_NATIVE_INT32);
   auto sampler_ms = ReadNumbers<double>(d, "sampler_ms", H5T_NATIVE_DOUBLE);
   auto steps = ReadNumbers<std::int64_t>(d, "last_step", H5T_NATIVE_INT64);
-  auto reasons = ReadStrings(d, "reason");
-  auto tails = ReadStrings(d, "output_tail");
-  auto attrs = ReadStrings(d, "attrs");
+  auto texts = ReadTexts(d);
   // Float columns files gained over time: GPU memory (schema 3), the idle gap (issue 19), the cost
   // (issue 18). A file without one reads it as unknown (NaN).
   static const std::pair<const char*, double TrialRecord::*> kOptional[] = {
@@ -148,10 +248,10 @@ Status ReadTrials(hid_t file, StudyData* study) {
     CS_RETURN_IF_ERROR(column.status());
     optional.push_back(std::move(*column));
   }
-  for (const Status& s : {numbers.status(), states.status(), values.status(), starts.status(), ends.status(),
-                          workers.status(), hosts.status(), gpus.status(), exits.status(), signals.status(),
-                          rss.status(), attempts.status(), retry_of.status(), enqueued.status(), sampler_ms.status(),
-                          steps.status(), reasons.status(), tails.status(), attrs.status()}) {
+  for (const Status& s :
+       {numbers.status(), states.status(), values.status(), starts.status(), ends.status(), workers.status(),
+        hosts.status(), gpus.status(), exits.status(), signals.status(), rss.status(), attempts.status(),
+        retry_of.status(), enqueued.status(), sampler_ms.status(), steps.status(), texts.status()}) {
     CS_RETURN_IF_ERROR(s);
   }
   const size_t n = numbers->size();
@@ -160,7 +260,7 @@ Status ReadTrials(hid_t file, StudyData* study) {
   for (const size_t size :
        {states->size(), values->size(), starts->size(), ends->size(), workers->size(), hosts->size(), gpus->size(),
         exits->size(), signals->size(), rss->size(), attempts->size(), enqueued->size(), sampler_ms->size(),
-        steps->size(), reasons->size(), tails->size(), attrs->size()}) {
+        steps->size(), texts->reasons.size(), texts->tails.size(), texts->attrs.size()}) {
     CS_RETURN_IF_ERROR(CoversRows(size, n, "/trials"));
   }
   for (const std::vector<double>& column : optional) {
@@ -188,24 +288,16 @@ Status ReadTrials(hid_t file, StudyData* study) {
     r.enqueued = (*enqueued)[i] != 0;
     r.sampler_ms = (*sampler_ms)[i];
     r.last_step = (*steps)[i];
-    r.reason = (*reasons)[i];
-    r.output_tail = (*tails)[i];
-    r.attrs_json = (*attrs)[i];
+    r.reason = texts->reasons[i];
+    r.output_tail = texts->tails[i];
+    r.attrs_json = texts->attrs[i];
     for (size_t c = 0; c < optional.size(); ++c) {
       if (!optional[c].empty()) r.*kOptional[c].second = optional[c][i];
     }
   }
-  if (HasMember(d, kTextChecksumColumn)) {  // files since issue 18: the texts must match their row's CRC
-    auto crcs = ReadNumbers<std::int64_t>(d, kTextChecksumColumn, H5T_NATIVE_INT64);
-    CS_RETURN_IF_ERROR(crcs.status());
-    CS_RETURN_IF_ERROR(CoversRows(crcs->size(), n, "/trials"));
-    for (size_t i = 0; i < n; ++i) {
-      const TrialRecord& r = study->trials[i];
-      if (static_cast<std::uint32_t>((*crcs)[i]) != TextChecksum(r.reason, r.output_tail, r.attrs_json)) {
-        return Status::IoError("trial " + std::to_string(r.number) +
-                               ": its texts (reason, output tail, attrs) do not match their checksum");
-      }
-    }
+  unsettled->clear();
+  for (size_t row : texts->unsettled) {
+    if (row < n) unsettled->push_back(row);  // rows past n are newer than this read's table
   }
   for (const auto& [field, member] :
        {std::pair{"checkpoint_step", &TrialRecord::checkpoint_step},
@@ -378,7 +470,7 @@ Status ReadAttempts(hid_t file, StudyData* study) {
   return Status::Ok();
 }
 
-Result<StudyData> ReadStudyFileOnce(const std::string& path) {
+Result<StudyData> ReadStudyFileOnce(const std::string& path, std::vector<size_t>* unsettled) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::InvalidInput(path + ": no such study file");
   if (::access(path.c_str(), R_OK) != 0) {
@@ -453,24 +545,59 @@ Result<StudyData> ReadStudyFileOnce(const std::string& path) {
     if (!history.ok()) return history.status().WithContext(path);
     study.config_history = *history;
   }
-  CS_RETURN_IF_ERROR(ReadTrials(f, &study).WithContext(path));
+  CS_RETURN_IF_ERROR(ReadTrials(f, &study, unsettled).WithContext(path));
   CS_RETURN_IF_ERROR(ReadIntermediate(f, &study).WithContext(path));
   CS_RETURN_IF_ERROR(ReadAttempts(f, &study).WithContext(path));
   return study;
+}
+
+// Reads the texts of the `unsettled` rows of /trials again, from the file opened anew (a heap
+// address the last open did not reach may be in it now); keeps in `unsettled` the rows that are
+// still caught in a write.
+Status ReadUnsettledTexts(const std::string& path, StudyData* study, std::vector<size_t>* unsettled) {
+  CS_ASSIGN_OR_RETURN(const h5::Handle file, h5::OpenForReading(path));
+  CS_ASSIGN_OR_RETURN(const h5::Handle dataset,
+                      h5::CheckId(H5Dopen2(file.get(), "trials", H5P_DEFAULT), path + ": missing dataset /trials"));
+  const h5::Handle type = TextCellsType();
+  std::vector<size_t> still;
+  for (const size_t row : *unsettled) {
+    TrialRecord& r = study->trials[row];
+    TextCells cells;
+    if (!ReadTextCells(dataset.get(), type.get(), row, 1, &cells) ||
+        !TakeTexts(&cells, &r.reason, &r.output_tail, &r.attrs_json)) {
+      r.reason.clear();
+      r.output_tail.clear();
+      r.attrs_json.clear();
+      still.push_back(row);
+    }
+  }
+  *unsettled = std::move(still);
+  return Status::Ok();
 }
 
 }  // namespace
 
 Result<StudyData> ReadStudyFileInProcess(const std::string& path) {
   h5::QuietErrors();
-  // A file that a coordinator is writing can show a row in the middle of its write (SWMR orders
-  // the file's structure, not the text in HDF5's global heap); read again after it is flushed.
-  // The waits double (20 ms to 640 ms, 1.3 s in all): on a loaded machine a flush can take longer
-  // than five reads 20 ms apart (a live `show` once called a torn row's checksum "damaged").
-  Result<StudyData> study = ReadStudyFileOnce(path);
+  // A file that a coordinator is writing can show its structure in the middle of a flush; read
+  // again after it is flushed. The waits double (20 ms to 640 ms, 1.3 s in all): on a loaded
+  // machine a flush can take longer than five reads 20 ms apart.
+  std::vector<size_t> unsettled;
+  Result<StudyData> study = ReadStudyFileOnce(path, &unsettled);
   for (int attempt = 0; attempt < 6 && !study.ok() && study.status().code() == Status::Code::kIoError; ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20 << attempt));
-    study = ReadStudyFileOnce(path);
+    study = ReadStudyFileOnce(path, &unsettled);
+  }
+  // Rows whose texts were caught in a write (a few, the newest): read again on their own, with the
+  // same waits, until each agrees with its checksum.
+  for (int attempt = 0; attempt < 6 && study.ok() && !unsettled.empty(); ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 << attempt));
+    const Status again = ReadUnsettledTexts(path, &*study, &unsettled);
+    if (!again.ok() && again.code() != Status::Code::kIoError) return again;
+  }
+  if (study.ok() && !unsettled.empty()) {
+    return DamagedStudy(path, "trial " + std::to_string(study->trials[unsettled.front()].number) +
+                                  ": its texts (reason, output tail, attrs) do not match their checksum");
   }
   // A file that opens but cannot be read back seven times over, 1.3 s in all, is damaged.
   if (!study.ok() && study.status().code() == Status::Code::kIoError)

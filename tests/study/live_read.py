@@ -1,6 +1,8 @@
 """Reads a study again and again while a sweep writes it, the documented ways: the pandas loader
 (python/cleansweep_study.py), the h5py example of docs/study-format.md run as written, and
-`cleansweep show`. Every read must succeed. Ends when the file `done` appears (the sweep exited).
+`cleansweep show`, with two more `show`s reading all the time beside them (a busy file is read
+mid-write often: one read in 200 failed before rows caught in a write were read again alone).
+Every read must succeed. Ends when the file `done` appears (the sweep exited).
 
 usage: live_read.py STUDY SOURCE_DIR DONE_FILE BIN_DIR"""
 import contextlib
@@ -9,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import traceback
 
@@ -23,11 +26,29 @@ example = re.search(r"```python\n(.*?)```", doc[marker:], re.S).group(1)
 example = example.replace("results/fashion-quick.h5", study)
 code = compile(example, "docs/study-format.md example", "exec")
 
-reads = {"load_study": 0, "h5py example": 0, "cleansweep show": 0}
+reads = {"load_study": 0, "h5py example": 0, "cleansweep show": 0, "cleansweep show (beside)": 0}
 errors = []
 rows_seen = 0
+
+
+def show():
+    return subprocess.run([os.path.join(bin_dir, "cleansweep"), "show", study], capture_output=True, text=True)
+
+
+def show_beside():
+    while not os.path.exists(done):
+        shown = show()
+        if shown.returncode == 0:
+            reads["cleansweep show (beside)"] += 1
+        else:
+            errors.append(f"cleansweep show (beside): exit {shown.returncode}: {shown.stderr.strip()}")
+
+
+beside = [threading.Thread(target=show_beside) for _ in range(2)]
+for t in beside:
+    t.start()
 while not os.path.exists(done):
-    for kind in reads:
+    for kind in ("load_study", "h5py example", "cleansweep show"):
         try:
             if kind == "load_study":
                 s = load_study(study)
@@ -36,14 +57,16 @@ while not os.path.exists(done):
             elif kind == "h5py example":
                 with contextlib.redirect_stdout(io.StringIO()):
                     exec(code, {"__name__": "example"})
-            else:
-                shown = subprocess.run([os.path.join(bin_dir, "cleansweep"), "show", study], capture_output=True, text=True)
+            elif kind == "cleansweep show":
+                shown = show()
                 assert shown.returncode == 0, f"exit {shown.returncode}: {shown.stderr.strip()}"
             reads[kind] += 1
         except FileNotFoundError:
             pass  # not created yet
         except Exception:  # noqa: BLE001 - every failure is counted and shown
             errors.append(f"{kind}: {traceback.format_exc(limit=3)}")
+for t in beside:
+    t.join()
 print(f"reads during the sweep: {reads}; largest table seen: {rows_seen} rows; errors: {len(errors)}")
 for e in errors[:5]:
     print(e)
