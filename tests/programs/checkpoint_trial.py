@@ -6,8 +6,9 @@ lost or counted twice across the attempts. Every step it computes is appended to
 its trial folder, so the test can count the work that was done again. With the parameter
 `checkpoint: false` it declares none (bench/run_preemption_bench.sh's contrast). Told to stop by
 a pruner (pruned, or paused at a rung: tests/reliability/asha_resume_test.sh), it exits after the
-step's checkpoint,
-before it starts the next one.
+step's checkpoint, before it starts the next one. In a gang (trial.gpus > 1) every rank computes
+the steps and reports them; only rank 0 saves the checkpoints and counts its steps, as a
+data-parallel program's rank 0 does.
 usage: checkpoint_trial.py WORK_DIR   (the argument only marks the process as the test's)
 """
 import json
@@ -23,6 +24,7 @@ x = float(trial.params["x"])
 steps = int(trial.params["steps"])
 pause = float(trial.params["pause"])
 declare = bool(trial.params.get("checkpoint", True))
+rank0 = os.environ.get("RANK", "0") == "0"
 total, first = 0.0, 1
 if trial.resume_step() is not None:
     with open(trial.checkpoint_path(trial.resume_step(), ".json")) as f:
@@ -44,9 +46,10 @@ for step in range(first, steps + 1):
         sys.exit(0)
     time.sleep(pause)
     total += x * step
-    with open(os.path.join(trial.dir, "executed.txt"), "a") as f:
-        f.write("%d %s\n" % (step, os.environ["CLEANSWEEP_ATTEMPT"]))
+    if rank0:
+        with open(os.path.join(trial.dir, "executed.txt"), "a") as f:
+            f.write("%d %s\n" % (step, os.environ["CLEANSWEEP_ATTEMPT"]))
     trial.report(step, total)
-    if declare:
+    if declare and rank0:
         trial.save_checkpoint(step, writer({"step": step, "total": total}), ".json")
 trial.finish(total)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Trials that go on from their checkpoints (issue 17): `checkpoint_test.sh BIN_DIR SOURCE_DIR [KILLS]`.
+# Trials that go on from their checkpoints (issue 17): `checkpoint_test.sh BIN_DIR SOURCE_DIR [KILLS] [GPUS]`.
 # A sweep of trials that checkpoint after every step (tests/programs/checkpoint_trial.py) is cut
 # short by a 1.5 s time budget, then killed with SIGKILL, the whole job at once, KILLS times
 # (default 3) at random moments after a checkpoint, then stopped gracefully (SIGUSR1), then resumed
@@ -7,17 +7,19 @@
 # /attempts holds every earlier attempt and each attempt resumed from the checkpoint the one before
 # declared; the steps computed again are at most one per running trial and stop (the checkpoint
 # interval is one step); trial.checkpoint_keep: last left one checkpoint per trial.
+# With GPUS > 1 every trial is a gang of that many processes (issue 16) on 2 * GPUS workers: a kill
+# takes the whole gang down, and it goes on, as a gang again, from rank 0's checkpoint.
 set -euo pipefail
-bin=$1 src=$2 kills=${3:-3}
+bin=$1 src=$2 kills=${3:-3} gpus=${4:-1}
 # shellcheck source=../support/mpi_env.sh
 source "$src/tests/support/mpi_env.sh"
-n_trials=8 steps=16 workers=2
+n_trials=8 steps=16 workers=$((gpus > 1 ? 2 * gpus : 2))
 
 cat > ck.yaml <<YAML
 study: {name: ck, direction: maximize, n_trials: $n_trials, storage: $work/ck.h5}
 sampler: {kind: random, seed: 5}
 trial: {command: [$py, "$src/tests/programs/checkpoint_trial.py", "$work"], timeout: 60s, kill_grace: 500ms,
-        stop_grace: 200ms}
+        stop_grace: 200ms, gpus: $gpus}
 space:
   x: {type: float, low: 0.0, high: 1.0}
   steps: $steps
@@ -92,10 +94,10 @@ wait_gone "the end"
 grep -q "go on from their checkpoints" run*.log graceful.log final.log ||
   fail "no resume said trials go on from their checkpoints: $(grep -h resuming run*.log graceful.log final.log)"
 
-SRC=$src $py - "$work/ck.h5" "$work/ck.trials" "$n_trials" "$steps" "$stops" "$workers" <<'PY'
-import glob, os, sys, h5py, pandas as pd
+SRC=$src $py - "$work/ck.h5" "$work/ck.trials" "$n_trials" "$steps" "$stops" "$workers" "$gpus" <<'PY'
+import glob, os, re, sys, h5py, pandas as pd
 path, trials_dir = sys.argv[1], sys.argv[2]
-n_trials, steps, stops, workers = (int(a) for a in sys.argv[3:])
+n_trials, steps, stops, workers, gpus = (int(a) for a in sys.argv[3:])
 with h5py.File(path, "r", swmr=True) as f:
     t = pd.DataFrame(f["trials"][:])
     inter = pd.DataFrame(f["intermediate"][:])
@@ -110,6 +112,12 @@ for _, r in done.iterrows():
     got = sorted(inter[inter["trial"] == r["number"]]["step"])
     assert got == list(range(1, steps + 1)), "trial %d reported steps %s" % (r["number"], got)
     assert r["checkpoint_step"] == steps and r["last_step"] == steps, r
+if gpus > 1:  # every attempt ran as a whole gang: its size, its workers, every rank's log
+    for _, r in done.iterrows():
+        ranks = r["workers"].decode().rstrip("\0")
+        assert r["gpus"] == gpus and re.fullmatch(r"\d+(-\d+|(,\d+)+)", ranks), (r["number"], r["gpus"], ranks)
+        folder = os.path.join(trials_dir, str(r["number"]))
+        assert all(os.path.exists(os.path.join(folder, "log.rank-%d.txt" % k)) for k in range(1, gpus)), os.listdir(folder)
 continued = done[done["attempt"] > 1]
 continued = continued[continued["retry_of"] < 0]
 assert len(continued) > 0, "no trial went on from a checkpoint: nothing was tested"
@@ -129,9 +137,10 @@ for _, r in done.iterrows():
 executed = sum(len(open(p).read().splitlines()) for p in glob.glob(os.path.join(trials_dir, "*", "executed.txt")))
 needed = n_trials * steps
 redone = executed - needed
-print("%d trials, %d went on from checkpoints (%d earlier attempts); executed %d steps for %d needed: %d redone over %d stops of %d workers"
-      % (len(done), len(continued), len(attempts), executed, needed, redone, stops, workers))
-assert 0 <= redone <= stops * workers, "more than one step per running trial and stop was computed again"
+running = workers // gpus  # trials at once
+print("%d trials, %d went on from checkpoints (%d earlier attempts); executed %d steps for %d needed: %d redone over %d stops of %d trials at once"
+      % (len(done), len(continued), len(attempts), executed, needed, redone, stops, running))
+assert 0 <= redone <= stops * running, "more than one step per running trial and stop was computed again"
 
 # The pandas loader sees the same: the columns, and the earlier attempts.
 sys.path.insert(0, os.path.join(os.environ["SRC"], "python"))
