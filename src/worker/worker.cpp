@@ -47,6 +47,14 @@ int VisibleGpuCount(const std::string& visible) {
   return visible.empty() ? 0 : 1 + static_cast<int>(std::count(visible.begin(), visible.end(), ','));
 }
 
+// The devices a CUDA_VISIBLE_DEVICES value lists.
+std::vector<std::string> Devices(const std::string& visible) {
+  std::vector<std::string> devices;
+  std::stringstream list(visible);
+  for (std::string device; std::getline(list, device, ',');) devices.push_back(device);
+  return devices;
+}
+
 }  // namespace
 
 Worker::Worker(Transport* transport, Launcher* launcher, WorkerIdentity identity)
@@ -90,6 +98,7 @@ Status Worker::SetUp(const SetupMsg& setup) {
     const GpuAssignment assignment =
         AssignGpu(config_->workers.gpus, identity_.visible_gpus, identity_.local_index, identity_.local_count);
     gpu_ = assignment.device;
+    trial_gpus_ = gpu_;
     ready.ok = true;
     ready.gpu = gpu_;
     ready.gpu_source =
@@ -190,31 +199,36 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
 }
 
 bool Worker::GpuIsClean(TrialRecord* record) {
-  if (!gpu_probe_ || gpu_.empty()) return true;
+  if (!gpu_probe_ || trial_gpus_.empty()) return true;
   const auto deadline = std::chrono::steady_clock::now() + config_->trial.gpu_clean_wait;
-  std::string leftover;  // "pid (MiB)" of earlier trials' processes still on the device
+  std::string leftover;  // "pid (MiB)" of earlier trials' processes still on the devices
   double leftover_mb = 0;
   for (;;) {
-    const std::optional<std::vector<GpuProcess>> processes = gpu_probe_->Processes(gpu_);
-    if (!processes) break;  // the driver cannot tell: nothing to check
     leftover.clear();
     leftover_mb = 0;
     double foreign_mb = 0;
     std::string foreign;
-    for (const GpuProcess& p : *processes) {
-      const double mb = std::max(0.0, p.used_mb);
-      const bool ours = earlier_gpu_pids_.count(p.pid) > 0;
-      std::string& list = ours ? leftover : foreign;
-      list += (list.empty() ? "" : ", ") + std::to_string(p.pid) + " (" + std::to_string(std::lround(mb)) + " MiB)";
-      (ours ? leftover_mb : foreign_mb) += mb;
+    bool known = false;  // some device could tell its processes
+    for (const std::string& device : Devices(trial_gpus_)) {
+      const std::optional<std::vector<GpuProcess>> processes = gpu_probe_->Processes(device);
+      if (!processes) continue;  // the driver cannot tell: nothing to check there
+      known = true;
+      for (const GpuProcess& p : *processes) {
+        const double mb = std::max(0.0, p.used_mb);
+        const bool ours = earlier_gpu_pids_.count(p.pid) > 0;
+        std::string& list = ours ? leftover : foreign;
+        list += (list.empty() ? "" : ", ") + std::to_string(p.pid) + " (" + std::to_string(std::lround(mb)) + " MiB)";
+        (ours ? leftover_mb : foreign_mb) += mb;
+      }
     }
+    if (!known) break;
     if (leftover.empty() || std::chrono::steady_clock::now() >= deadline) {
       record->gpu_mem_foreign_mb = foreign_mb;
       if (!foreign.empty()) {
         std::fprintf(stderr,
                      "cleansweep: warning: rank %d on %s: GPU %s: processes not started by cleansweep hold memory "
                      "there: %s\n",
-                     transport_->rank(), identity_.host.c_str(), gpu_.c_str(), foreign.c_str());
+                     transport_->rank(), identity_.host.c_str(), trial_gpus_.c_str(), foreign.c_str());
       }
       break;
     }
@@ -222,39 +236,49 @@ bool Worker::GpuIsClean(TrialRecord* record) {
   }
   if (!leftover.empty()) {
     record->state = TrialState::kFail;
-    record->reason = "not started: GPU " + gpu_ + " is not clean: processes of earlier trials still hold " +
+    record->reason = "not started: GPU " + trial_gpus_ + " is not clean: processes of earlier trials still hold " +
                      std::to_string(std::lround(leftover_mb)) + " MiB there after trial.gpu_clean_wait (" +
                      FormatDuration(config_->trial.gpu_clean_wait) + "): " + leftover;
     std::fprintf(stderr, "cleansweep: warning: rank %d on %s: trial %s\n", transport_->rank(), identity_.host.c_str(),
                  record->reason.c_str());
     return false;
   }
-  if (const std::optional<GpuMemory> memory = gpu_probe_->DeviceMemory(gpu_)) {
-    record->gpu_mem_before_mb = memory->used_mb;
-  }
+  if (const std::optional<double> used = GpuUsedMb()) record->gpu_mem_before_mb = *used;
   return true;
 }
 
-void Worker::SampleGpu(int process_group, TrialRecord* record, double* device_peak) {
-  if (const std::optional<GpuMemory> memory = gpu_probe_->DeviceMemory(gpu_)) {
-    *device_peak = std::max(*device_peak, memory->used_mb);
+std::optional<double> Worker::GpuUsedMb() const {
+  double used = 0;
+  for (const std::string& device : Devices(trial_gpus_)) {
+    const std::optional<GpuMemory> memory = gpu_probe_->DeviceMemory(device);
+    if (!memory) return std::nullopt;
+    used += memory->used_mb;
   }
-  const std::optional<std::vector<GpuProcess>> processes = gpu_probe_->Processes(gpu_);
-  if (!processes) return;
+  return used;
+}
+
+void Worker::SampleGpu(int process_group, TrialRecord* record, double* device_peak) {
+  if (const std::optional<double> used = GpuUsedMb()) *device_peak = std::max(*device_peak, *used);
   double mine = 0;
-  for (const GpuProcess& p : *processes) {
-    if (process_group > 0 && ::getpgid(p.pid) == process_group) {
-      mine += std::max(0.0, p.used_mb);
-      earlier_gpu_pids_.insert(p.pid);
+  bool known = false;
+  for (const std::string& device : Devices(trial_gpus_)) {
+    const std::optional<std::vector<GpuProcess>> processes = gpu_probe_->Processes(device);
+    if (!processes) continue;
+    known = true;
+    for (const GpuProcess& p : *processes) {
+      if (process_group > 0 && ::getpgid(p.pid) == process_group) {
+        mine += std::max(0.0, p.used_mb);
+        earlier_gpu_pids_.insert(p.pid);
+      }
     }
   }
+  if (!known) return;
   record->gpu_mem_peak_mb = std::isnan(record->gpu_mem_peak_mb) ? mine : std::max(record->gpu_mem_peak_mb, mine);
 }
 
 std::optional<double> Worker::GpuEnergy() const {
   double joules = 0;
-  std::stringstream devices(gpu_);
-  for (std::string device; std::getline(devices, device, ',');) {
+  for (const std::string& device : Devices(trial_gpus_)) {
     const std::optional<double> counter = gpu_probe_->EnergyJoules(device);
     if (!counter) return std::nullopt;
     joules += *counter;
@@ -265,11 +289,13 @@ std::optional<double> Worker::GpuEnergy() const {
 Status Worker::RunTrial(const AssignMsg& assign) {
   TrialRecord record;
   std::vector<double> reported_values;
+  // With `processes: single` the one process uses every GPU of the gang (all on this node).
+  trial_gpus_ = assign.gang.single && !gpu_.empty() && !assign.gang.gpus.empty() ? assign.gang.gpus : gpu_;
   if (!GpuIsClean(&record)) {  // recorded FAIL with the reason; the trial never starts
     record.start_time = record.end_time = clock_->Now();
     return SendResult(assign, std::move(record));
   }
-  const bool telemetry = gpu_probe_ && !gpu_.empty();
+  const bool telemetry = gpu_probe_ && !trial_gpus_.empty();
   const std::optional<double> energy_before = telemetry ? GpuEnergy() : std::nullopt;
   const LaunchSpec spec = SpecFor(assign);
   if (assign.parent >= 0 && assign.resume_step >= 0) {
@@ -388,9 +414,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     record.attrs_json = o.attrs_json;
     reported_values = o.values;
     if (telemetry) {
-      if (const std::optional<GpuMemory> memory = gpu_probe_->DeviceMemory(gpu_)) {
-        record.gpu_mem_after_mb = memory->used_mb;
-      }
+      if (const std::optional<double> used = GpuUsedMb()) record.gpu_mem_after_mb = *used;
       const std::optional<double> energy_after = energy_before ? GpuEnergy() : std::nullopt;
       if (energy_after) record.energy_j = std::max(0.0, *energy_after - *energy_before);
       // No process of the trial was seen holding memory (a container whose pids NVML does not

@@ -69,10 +69,14 @@ class Worker {
   // After a stop: each trial still queued is reported INTERRUPTED, never started.
   Status ReportQueuedNotStarted();
   bool Signalled() const { return signal_poll_ && signal_poll_() > 0; }
+  // The telemetry below covers the trial's GPUs (trial_gpus_): this worker's, or with
+  // `processes: single` every GPU of the gang, which its one process uses.
   bool GpuIsClean(TrialRecord* record);
   void SampleGpu(int process_group, TrialRecord* record, double* device_peak);
   // The energy counters of the trial's GPUs summed, joules; nullopt when one of them counts none.
   std::optional<double> GpuEnergy() const;
+  // The memory in use on the trial's GPUs, summed, MiB; nullopt when one of them cannot tell.
+  std::optional<double> GpuUsedMb() const;
   LaunchSpec SpecFor(const AssignMsg& assign) const;
   Result<Message> Await(const char* what);
 
@@ -84,13 +88,14 @@ class Worker {
   std::optional<StudyConfig> config_;
   std::string program_;
   std::string gpu_;
+  std::string trial_gpus_;              // the running trial's GPUs, as CUDA_VISIBLE_DEVICES lists them
   std::optional<RendezvousPort> port_;  // MASTER_PORT of the gang trials it leads, when the study has gangs
   std::string trials_root_;
   std::function<int()> signal_poll_;
   const Clock* clock_ = SystemClock::Get();
   std::optional<double> last_trial_end_;  // when this worker's last trial ended (worker_free_time)
   GpuProbe* gpu_probe_ = nullptr;
-  std::set<int> earlier_gpu_pids_;  // processes of earlier trials seen holding memory on our GPU
+  std::set<int> earlier_gpu_pids_;  // processes of earlier trials seen holding memory on our GPUs
   std::deque<AssignMsg> queue_;     // trials handed out ahead (workers.queue), in the order they run
   bool cannot_start_ = false;       // a trial failed to start for a cause of this worker's (worker_fault)
   bool stop_ = false;

@@ -426,6 +426,28 @@ PY
     kj=$(/usr/bin/python3 -c "print(f'{$on0 * 12.5 / 1e3:.2f}')")
     grep -q "^cost of the trials: [0-9.]* CPU-hours, 0.00 GPU-hours, $kj kJ on their GPUs ($on0 trials counted)$" show.txt ||
       fail "show's cost line: $(grep cost show.txt)"
+    # processes: single: the gang's one process uses both GPUs, and its figures are both GPUs'
+    # (memory, energy, GPU-seconds), not only its leading worker's.
+    printf 'device 0 GPU-fake0 81559 100\ndevice 1 GPU-fake1 81559 100\nenergy 0 5000000\nenergy 1 7000000\n' > "$work/nvml"
+    toy_config single 2 "{kind: random, seed: 1}" "gpu" "  gpu_mb: 512
+  gpu_energy_j: 12.5
+  sleep: 0.8"
+    sed -i 's/kill_grace: 1s}/kill_grace: 1s, gpus: 2, processes: single}/' single.yaml
+    CUDA_VISIBLE_DEVICES=0,1 "${mpi[@]}" -np 3 "$bin/cleansweep" run single.yaml --progress lines > out.txt 2> err.txt ||
+      fail "single-process gang run exited $?: $(cat err.txt)"
+    /usr/bin/python3 - << PY
+import h5py
+with h5py.File("$work/single.h5", "r") as f:
+    t = f["trials"][:]
+assert len(t) == 2 and all(s.rstrip(b"\0") == b"COMPLETE" for s in t["state"]), t["state"]
+for row in t:
+    assert row["gpu"].rstrip(b"\0") == b"0,1" and row["gpus"] == 2, row
+    assert row["gpu_mem_before_mb"] == 200 and row["gpu_mem_after_mb"] == 200, row
+    assert row["gpu_mem_peak_mb"] == 1024, row  # 512 MiB on each GPU
+    assert row["energy_j"] == 25, row           # 12.5 J on each
+    assert abs(row["gpu_seconds"] - 2 * row["duration"]) < 1e-9, row
+print("single-process gang: both GPUs counted")
+PY
     # A trial that leaves memory behind: the next one on that GPU is not started.
     toy_config leak 3 "{kind: random, seed: 1}" "gpuleak" "  gpu_mb: 256
   sleep: 0.6"

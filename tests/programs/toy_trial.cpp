@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,22 +44,28 @@ double CpuSeconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
-// Modes "gpu" and "gpuleak": "hold" gpu_mb MiB on the trial's GPU as tests/gpu/fake_nvml.c sees
-// it, through a file of its own in $FAKE_NVML_STATE.d; "gpu" lets go when it ends, "gpuleak" not.
-// With gpu_energy_j, the trial also adds that much to its GPU's energy counter, for good.
+// Modes "gpu" and "gpuleak": "hold" gpu_mb MiB on each of the trial's GPUs as tests/gpu/fake_nvml.c
+// sees it, through a file of its own in $FAKE_NVML_STATE.d; "gpu" lets go when it ends, "gpuleak"
+// not. With gpu_energy_j, the trial also adds that much to each GPU's energy counter, for good.
 std::string HoldFakeGpuMemory(const cleansweep::Trial& trial) {
   const char* state = std::getenv("FAKE_NVML_STATE");
-  const char* device = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!state || !device || !*device) return "";
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!state || !visible || !*visible) return "";
+  std::vector<std::string> devices;
+  std::stringstream list(visible);
+  for (std::string device; std::getline(list, device, ',');) devices.push_back(device);
   const std::string path = std::string(state) + ".d/" + std::to_string(::getpid());
   if (std::FILE* f = std::fopen(path.c_str(), "w")) {
-    std::fprintf(f, "process %s %d %g\n", device, static_cast<int>(::getpid()), trial.GetDouble("gpu_mb", 512));
+    for (const std::string& device : devices) {
+      std::fprintf(f, "process %s %d %g\n", device.c_str(), static_cast<int>(::getpid()),
+                   trial.GetDouble("gpu_mb", 512));
+    }
     std::fclose(f);
   }
   if (const double joules = trial.GetDouble("gpu_energy_j", 0); joules > 0) {
     const std::string energy = std::string(state) + ".d/energy-" + std::to_string(::getpid());
     if (std::FILE* f = std::fopen(energy.c_str(), "w")) {
-      std::fprintf(f, "energy %s %.0f\n", device, joules * 1e3);
+      for (const std::string& device : devices) std::fprintf(f, "energy %s %.0f\n", device.c_str(), joules * 1e3);
       std::fclose(f);
     }
   }
