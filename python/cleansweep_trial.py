@@ -30,6 +30,7 @@ printed to stderr, so the same script runs standalone. docs/trial-protocol.md ha
 
 import contextlib
 import errno
+import fcntl
 import json
 import math
 import os
@@ -53,7 +54,8 @@ class Trial:
         fd = env.get("CLEANSWEEP_REPORT_FD")
         self._pipe = _report_pipe(int(fd), env) if fd else None
         control = env.get("CLEANSWEEP_CONTROL_FD")
-        self._control = int(control) if control else None
+        # Without its control pipe the trial only misses prune notices; signals still stop it.
+        self._control = _inherited_pipe(int(control), env, os.O_RDONLY | os.O_NONBLOCK) if control else None
         self._pruned = False
         self._checkpoint_dir = env.get("CLEANSWEEP_CHECKPOINT_DIR", "")
         resume = env.get("CLEANSWEEP_RESUME_STEP", "")
@@ -147,16 +149,26 @@ class Trial:
 
 
 def _report_pipe(fd, env):
-    """The report pipe: `fd` as the worker passed it or, when a launcher between the worker and
-    this process closed it (torchrun starts its processes with close_fds), the same pipe opened
-    again through the nearest process above this one that belongs to the same trial and holds it
-    (docs/multi-gpu.md)."""
+    """The report pipe, as a text stream (see _inherited_pipe)."""
+    found = _inherited_pipe(fd, env, os.O_WRONLY)
+    if found is None:
+        raise OSError(errno.EBADF, f"CLEANSWEEP_REPORT_FD {fd} is open neither here nor in a process of this trial above")
+    return os.fdopen(found, "w", buffering=1, closefd=found != fd)
+
+
+def _inherited_pipe(fd, env, flags):
+    """The pipe the worker passed as `fd` (its write end for reports, read end for control), or,
+    when a launcher between the worker and this process closed it (torchrun starts its processes
+    with close_fds) and the number may since name another file, even the other pipe opened again
+    here: the same pipe opened again (`flags`) through the nearest process above this one that
+    belongs to the same trial and holds it (docs/multi-gpu.md). None when there is none."""
     try:
-        if stat.S_ISFIFO(os.fstat(fd).st_mode):
-            return os.fdopen(fd, "w", buffering=1, closefd=False)
+        if stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == flags & os.O_ACCMODE:
+            return fd
     except OSError:
         pass
-    ours = {f"{name}={env.get(name, '')}" for name in ("CLEANSWEEP_TRIAL", "CLEANSWEEP_ATTEMPT", "CLEANSWEEP_REPORT_FD")}
+    ours = {f"{name}={env[name]}" for name in ("CLEANSWEEP_TRIAL", "CLEANSWEEP_ATTEMPT", "CLEANSWEEP_REPORT_FD")
+            if name in env}
     pid = os.getppid()
     while pid > 1:
         path = f"/proc/{pid}/fd/{fd}"
@@ -164,12 +176,12 @@ def _report_pipe(fd, env):
             with open(f"/proc/{pid}/environ", "rb") as f:
                 theirs = set(f.read().decode(errors="replace").split("\0"))
             if ours <= theirs and stat.S_ISFIFO(os.stat(path).st_mode):
-                return open(path, "w", buffering=1)
+                return os.open(path, flags | os.O_CLOEXEC)
             with open(f"/proc/{pid}/stat") as f:
                 pid = int(f.read().rsplit(")", 1)[1].split()[1])  # the field after the name: its parent
         except (OSError, ValueError, IndexError):
             break
-    raise OSError(errno.EBADF, f"CLEANSWEEP_REPORT_FD {fd} is open neither here nor in a process of this trial above")
+    return None
 
 
 def _finite(value):

@@ -41,6 +41,7 @@
 // forked trial gets none of them; the server warns).
 #pragma once
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -78,8 +79,17 @@ class Trial {
     if (const char* params = std::getenv("CLEANSWEEP_PARAMS")) trial.params_ = ParseFlatObject(params);
     if (const char* number = std::getenv("CLEANSWEEP_TRIAL")) trial.number_ = std::atoll(number);
     if (const char* dir = std::getenv("CLEANSWEEP_TRIAL_DIR")) trial.dir_ = dir;
-    if (const char* fd = std::getenv("CLEANSWEEP_REPORT_FD")) trial.fd_ = std::atoi(fd);
-    if (const char* fd = std::getenv("CLEANSWEEP_CONTROL_FD")) trial.control_fd_ = std::atoi(fd);
+    if (const char* fd = std::getenv("CLEANSWEEP_REPORT_FD")) {
+      trial.fd_ = InheritedPipe(std::atoi(fd), O_WRONLY);
+      if (trial.fd_ < 0) {
+        throw std::runtime_error(std::string("CLEANSWEEP_REPORT_FD ") + fd +
+                                 " is open neither here nor in a process of this trial above");
+      }
+    }
+    // Without its control pipe the trial only misses prune notices; it is stopped by signals then.
+    if (const char* fd = std::getenv("CLEANSWEEP_CONTROL_FD")) {
+      trial.control_fd_ = InheritedPipe(std::atoi(fd), O_RDONLY | O_NONBLOCK);
+    }
     if (const char* dir = std::getenv("CLEANSWEEP_CHECKPOINT_DIR")) trial.checkpoint_dir_ = dir;
     if (const char* step = std::getenv("CLEANSWEEP_RESUME_STEP"); step && *step) trial.resume_step_ = std::atoll(step);
     return trial;
@@ -208,6 +218,60 @@ class Trial {
       data += n;
       left -= static_cast<size_t>(n);
     }
+  }
+
+  // The pipe the worker passed as `fd`. A launcher between the worker and this process may have
+  // closed it (torchrun starts its processes with every inherited descriptor closed) and the
+  // number may since name another file (even the other pipe, opened again here): then the same
+  // pipe is opened again (`flags`) through the
+  // nearest process above this one that belongs to the same trial and attempt and holds it there
+  // (docs/multi-gpu.md). -1 when there is none.
+  static int InheritedPipe(int fd, int flags) {
+    struct stat st {};
+    if (fd < 0) return -1;
+    // A pipe open the way the worker passed it (its write end for reports, read end for control).
+    const int mode = ::fcntl(fd, F_GETFL);
+    if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && mode >= 0 && (mode & O_ACCMODE) == (flags & O_ACCMODE)) {
+      return fd;
+    }
+    std::string ours[3];  // "NAME=value" of those set here
+    const char* names[3] = {"CLEANSWEEP_TRIAL", "CLEANSWEEP_ATTEMPT", "CLEANSWEEP_REPORT_FD"};
+    for (int i = 0; i < 3; ++i) {
+      if (const char* value = std::getenv(names[i])) ours[i] = std::string(names[i]) + "=" + value;
+    }
+    for (long pid = static_cast<long>(::getppid()); pid > 1;) {
+      const std::string proc = "/proc/" + std::to_string(pid);
+      const std::string environ = ReadWhole(proc + "/environ");
+      bool same_trial = true;
+      for (const std::string& entry : ours) {
+        same_trial = same_trial && (entry.empty() || (environ.compare(0, entry.size() + 1, entry + '\0') == 0 ||
+                                                      environ.find('\0' + entry + '\0') != std::string::npos));
+      }
+      const std::string path = proc + "/fd/" + std::to_string(fd);
+      if (same_trial && ::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+        const int opened = ::open(path.c_str(), flags | O_CLOEXEC);
+        if (opened >= 0) return opened;
+      }
+      // The parent: the field after the name, which ends at the last ')'.
+      const std::string stat = ReadWhole(proc + "/stat");
+      const size_t name_end = stat.rfind(')');
+      if (name_end == std::string::npos) break;
+      char state = 0;
+      long parent = 0;
+      if (std::sscanf(stat.c_str() + name_end + 1, " %c %ld", &state, &parent) != 2) break;
+      pid = parent;
+    }
+    return -1;
+  }
+
+  static std::string ReadWhole(const std::string& path) {
+    std::string text;
+    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+      char buf[4096];
+      for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+      std::fclose(f);
+    }
+    return text;
   }
 
   static std::string Number(double v) {

@@ -302,6 +302,38 @@ TEST_P(SpawnLauncherTest, MissingProgramFailsWithTheReason) {
   EXPECT_NE(o.reason.find("No such file or directory"), std::string::npos) << o.reason;
 }
 
+// torchrun starts its processes with every inherited descriptor closed, and a number may then
+// name another file. The header finds the trial's pipes again through the process above that
+// holds them: here a shell that starts the toy with fd 3 on /dev/null and fd 4 closed (in the
+// background: a shell redirects a foreground command's descriptors in itself, not only in the child).
+TEST_P(SpawnLauncherTest, AProgramWhosePipesALauncherClosedReportsThroughItsParent) {
+  LaunchSpec spec = Spec("ok");
+  spec.argv = {"/bin/sh", "-c", "\"$0\" 3</dev/null 4<&- & wait $!", TOY_TRIAL};
+  std::vector<StepValue> steps;
+  const TrialOutcome o = RunToEnd(spec, &steps);
+  EXPECT_EQ(o.state, TrialState::kComplete) << o.reason << o.output_tail;
+  ASSERT_TRUE(o.value);
+  EXPECT_DOUBLE_EQ(*o.value, 1.0);
+  EXPECT_EQ(steps.size(), 3u);
+  EXPECT_EQ(o.attrs_json, R"({"mode":"ok","twice":2})");
+}
+
+// The same, told to stop: the prune notice reaches it through the control pipe found again.
+TEST_P(SpawnLauncherTest, AProgramWhosePipesALauncherClosedStillHearsAPrune) {
+  LaunchSpec spec = Spec("curve", R"({"q": 0.9, "steps": 200, "step_sleep": 0.02})");
+  spec.argv = {"/bin/sh", "-c", "\"$0\" 3</dev/null 4<&- & wait $!", TOY_TRIAL};
+  Result<std::unique_ptr<TrialProcess>> trial = launcher_->Start(spec);
+  ASSERT_TRUE(trial.ok()) << trial.status().message();
+  std::vector<StepValue> steps;
+  while (steps.empty() && !(*trial)->Finished()) (*trial)->Poll(Millis(100), &steps);
+  (*trial)->RequestPrune("pruned by the test", Millis(60'000));  // no kill: it must stop by itself
+  while (!(*trial)->Finished()) (*trial)->Poll(Millis(1000), &steps);
+  const TrialOutcome o = (*trial)->Outcome();
+  EXPECT_EQ(o.state, TrialState::kPruned) << o.reason << o.output_tail;
+  EXPECT_NE(o.output_tail.find("pruned after step"), std::string::npos) << o.output_tail;
+  EXPECT_LT(o.last_step, 200);
+}
+
 TEST_P(LauncherTest, ParametersReachTheTrial) {
   const TrialOutcome o = RunToEnd(Spec("ok", R"({"x": 0.5, "n": 6, "opt": "b"})"));
   ASSERT_TRUE(o.value);

@@ -2,6 +2,7 @@
 """The Python trial helper against the protocol: parameters in, JSON lines out, prune notice in."""
 import json
 import os
+import subprocess
 import sys
 import unittest
 
@@ -89,6 +90,27 @@ class TrialHelperTest(unittest.TestCase):
             self.assertEqual(self.lines(), [{"checkpoint": 5}, {"checkpoint": 7}])
         self.assertIsNone(cs.Trial({}).resume_step())  # a fresh trial
         self.assertIsNone(cs.Trial({"CLEANSWEEP_RESUME_STEP": ""}).resume_step())
+
+    def test_pipes_a_launcher_closed_are_found_again_through_the_process_above(self):
+        # torchrun starts its processes with every inherited descriptor closed; a number may then
+        # name another file. A shell in between keeps both pipes and starts the trial (in the
+        # background, so the redirections happen in the child only) with the report descriptor on
+        # /dev/null and the control one closed: its reports and a prune notice still get through.
+        script = ("import sys; sys.path.insert(0, %r); import cleansweep_trial as cs, time\n"
+                  "t = cs.Trial()\n"
+                  "t.report(1, 0.5)\n"
+                  "for _ in range(1000):\n"
+                  "    if t.should_prune(): break\n"
+                  "    time.sleep(0.01)\n"
+                  "t.finish(0.75 if t.should_prune() else 0.0)\n") % os.path.dirname(cs.__file__)
+        fds = {"report": self.report_w, "control": self.control_r}
+        command = '"$0" -c "$1" %d</dev/null %d<&- & wait $!' % (fds["report"], fds["control"])
+        env = dict(os.environ, CLEANSWEEP_ATTEMPT="1", **self.env)
+        child = subprocess.Popen(["/bin/sh", "-c", command, sys.executable, script], env=env,
+                                 pass_fds=(self.report_w, self.control_r))
+        os.write(self.control_w, b"prune\n")
+        self.assertEqual(child.wait(timeout=30), 0)
+        self.assertEqual(self.lines(), [{"step": 1, "value": 0.5}, {"value": 0.75}])
 
     def test_standalone_without_a_sweep(self):
         trial = cs.Trial({})
