@@ -1,5 +1,6 @@
 // ReadStudyFile: reads a study back column by column, so files written by older or newer versions
 // with extra columns still load.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -148,10 +149,20 @@ Result<RowTexts> ReadTexts(hid_t dataset) {
     all_variable = all_variable && stored.valid() && H5Tget_class(stored.get()) == H5T_STRING &&
                    H5Tis_variable_str(stored.get()) > 0;
   }
-  if (!all_variable) {  // files from before the checksum, or with fixed-width texts: read as they are
+  if (!all_variable) {  // files from before the checksum, or with fixed-width texts: nothing in a heap
     for (auto [name, out] : {std::pair{kTextColumns[0], &texts.reasons}, std::pair{kTextColumns[1], &texts.tails},
                              std::pair{kTextColumns[2], &texts.attrs}}) {
       CS_ASSIGN_OR_RETURN(*out, ReadStrings(dataset, name));
+    }
+    if (HasMember(dataset, kTextChecksumColumn)) {
+      CS_ASSIGN_OR_RETURN(const std::vector<std::int64_t> crcs,
+                          ReadNumbers<std::int64_t>(dataset, kTextChecksumColumn, H5T_NATIVE_INT64));
+      const size_t rows = std::min({crcs.size(), texts.reasons.size(), texts.tails.size(), texts.attrs.size()});
+      for (size_t row = 0; row < rows; ++row) {
+        if (static_cast<std::uint32_t>(crcs[row]) !=
+            TextChecksum(texts.reasons[row], texts.tails[row], texts.attrs[row]))
+          texts.unsettled.push_back(row);
+      }
     }
     return texts;
   }
