@@ -161,12 +161,14 @@ def _inherited_pipe(fd, env, flags):
     when a launcher between the worker and this process closed it (torchrun starts its processes
     with close_fds) and the number may since name another file, even the other pipe opened again
     here: the same pipe opened again (`flags`) through the nearest process above this one that
-    belongs to the same trial and holds it (docs/multi-gpu.md). None when there is none."""
+    belongs to the same trial and holds it (docs/multi-gpu.md). Failing that, `fd` itself if it is
+    open the right way (a file given by hand); else None."""
     try:
-        if stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == flags & os.O_ACCMODE:
+        right_way = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == flags & os.O_ACCMODE
+        if right_way and stat.S_ISFIFO(os.fstat(fd).st_mode):
             return fd
     except OSError:
-        pass
+        right_way = False
     ours = {f"{name}={env[name]}" for name in ("CLEANSWEEP_TRIAL", "CLEANSWEEP_ATTEMPT", "CLEANSWEEP_REPORT_FD")
             if name in env}
     pid = os.getppid()
@@ -181,7 +183,9 @@ def _inherited_pipe(fd, env, flags):
                 pid = int(f.read().rsplit(")", 1)[1].split()[1])  # the field after the name: its parent
         except (OSError, ValueError, IndexError):
             break
-    return None
+    # No process of the trial above holds it: a file given by hand (`3>reports.jsonl`, to run a
+    # trial outside a sweep) is used as it is.
+    return fd if right_way else None
 
 
 def _finite(value):

@@ -223,17 +223,16 @@ class Trial {
   // The pipe the worker passed as `fd`. A launcher between the worker and this process may have
   // closed it (torchrun starts its processes with every inherited descriptor closed) and the
   // number may since name another file (even the other pipe, opened again here): then the same
-  // pipe is opened again (`flags`) through the
-  // nearest process above this one that belongs to the same trial and attempt and holds it there
-  // (docs/multi-gpu.md). -1 when there is none.
+  // pipe is opened again (`flags`) through the nearest process above this one that belongs to
+  // the same trial and attempt and holds it there (docs/multi-gpu.md). Failing that, `fd` itself
+  // if it is open the right way (a file given by hand); else -1.
   static int InheritedPipe(int fd, int flags) {
     struct stat st {};
     if (fd < 0) return -1;
     // A pipe open the way the worker passed it (its write end for reports, read end for control).
     const int mode = ::fcntl(fd, F_GETFL);
-    if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && mode >= 0 && (mode & O_ACCMODE) == (flags & O_ACCMODE)) {
-      return fd;
-    }
+    const bool right_way = ::fstat(fd, &st) == 0 && mode >= 0 && (mode & O_ACCMODE) == (flags & O_ACCMODE);
+    if (right_way && S_ISFIFO(st.st_mode)) return fd;
     std::string ours[3];  // "NAME=value" of those set here
     const char* names[3] = {"CLEANSWEEP_TRIAL", "CLEANSWEEP_ATTEMPT", "CLEANSWEEP_REPORT_FD"};
     for (int i = 0; i < 3; ++i) {
@@ -261,7 +260,9 @@ class Trial {
       if (std::sscanf(stat.c_str() + name_end + 1, " %c %ld", &state, &parent) != 2) break;
       pid = parent;
     }
-    return -1;
+    // No process of the trial above holds it: a file given by hand (`3>reports.jsonl`, to run a
+    // trial outside a sweep) is used as it is.
+    return right_way ? fd : -1;
   }
 
   static std::string ReadWhole(const std::string& path) {
