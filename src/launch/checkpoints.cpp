@@ -88,7 +88,8 @@ std::optional<std::string> ShareCheckpoint(const std::string& from_dir, const st
     }
     if (!ec) {
       fs::rename(part, to, ec);
-      if (ec && fs::exists(to)) ec.clear();  // another process of the trial was first
+      std::error_code there;
+      if (ec && fs::exists(to, there)) ec.clear();  // another process of the trial was first
     }
     std::error_code cleanup;
     if (fs::exists(part, cleanup)) fs::remove_all(part, cleanup);

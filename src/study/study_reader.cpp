@@ -121,15 +121,18 @@ bool ReadTextCells(hid_t dataset, hid_t type, hsize_t first, hsize_t count, Text
   return H5Dread(dataset, type, mem_space.get(), file_space.get(), H5P_DEFAULT, cells) >= 0;
 }
 
-// Takes the texts out of `cells` (freeing HDF5's copies): true when they match the row's CRC-32.
-bool TakeTexts(TextCells* cells, std::string* reason, std::string* tail, std::string* attrs) {
+// Takes the texts out of `cells` that a read filled (`read`; HDF5's copies are freed): true when
+// they match the row's CRC-32. Otherwise the texts are left empty, for a later read.
+bool TakeTexts(bool read, TextCells* cells, std::string* reason, std::string* tail, std::string* attrs) {
   std::string* out[3] = {reason, tail, attrs};
   for (size_t i = 0; i < 3; ++i) {
-    *out[i] = cells->text[i] ? cells->text[i] : "";
-    H5free_memory(cells->text[i]);
+    *out[i] = read && cells->text[i] ? cells->text[i] : "";
+    if (read) H5free_memory(cells->text[i]);  // what a failed read left there is not ours to free
     cells->text[i] = nullptr;
   }
-  return static_cast<std::uint32_t>(cells->crc) == TextChecksum(*reason, *tail, *attrs);
+  if (read && static_cast<std::uint32_t>(cells->crc) == TextChecksum(*reason, *tail, *attrs)) return true;
+  for (std::string* text : out) text->clear();
+  return false;
 }
 
 constexpr hsize_t kTextBlockRows = 256;
@@ -175,8 +178,7 @@ Result<RowTexts> ReadTexts(hid_t dataset) {
   for (hsize_t first = 0; first < rows; first += kTextBlockRows) {
     const hsize_t count = std::min(kTextBlockRows, rows - first);
     std::fill(cells.begin(), cells.end(), TextCells{});
-    // A block HDF5 cannot read (a heap address past the end it knows of) is read row by row. What
-    // a failed read left in the cells is not ours to free.
+    // A block HDF5 cannot read (a heap address past the end it knows of) is read row by row.
     const bool block = ReadTextCells(dataset, type.get(), first, count, cells.data());
     for (hsize_t i = 0; i < count; ++i) {
       const hsize_t row = first + i;
@@ -185,10 +187,7 @@ Result<RowTexts> ReadTexts(hid_t dataset) {
         cells[i] = TextCells{};
         read = ReadTextCells(dataset, type.get(), row, 1, &cells[i]);
       }
-      if (!read || !TakeTexts(&cells[i], &texts.reasons[row], &texts.tails[row], &texts.attrs[row])) {
-        texts.reasons[row].clear();
-        texts.tails[row].clear();
-        texts.attrs[row].clear();
+      if (!TakeTexts(read, &cells[i], &texts.reasons[row], &texts.tails[row], &texts.attrs[row])) {
         texts.unsettled.push_back(row);
       }
     }
@@ -574,13 +573,8 @@ Status ReadUnsettledTexts(const std::string& path, StudyData* study, std::vector
   for (const size_t row : *unsettled) {
     TrialRecord& r = study->trials[row];
     TextCells cells;
-    if (!ReadTextCells(dataset.get(), type.get(), row, 1, &cells) ||
-        !TakeTexts(&cells, &r.reason, &r.output_tail, &r.attrs_json)) {
-      r.reason.clear();
-      r.output_tail.clear();
-      r.attrs_json.clear();
-      still.push_back(row);
-    }
+    const bool read = ReadTextCells(dataset.get(), type.get(), row, 1, &cells);
+    if (!TakeTexts(read, &cells, &r.reason, &r.output_tail, &r.attrs_json)) still.push_back(row);
   }
   *unsettled = std::move(still);
   return Status::Ok();

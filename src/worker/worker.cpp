@@ -42,12 +42,7 @@ const char* StopSignalOf(const TrialOutcome& o) {
   return nullptr;
 }
 
-// The GPUs a CUDA_VISIBLE_DEVICES value names: 0 for "" (the CPU).
-int VisibleGpuCount(const std::string& visible) {
-  return visible.empty() ? 0 : 1 + static_cast<int>(std::count(visible.begin(), visible.end(), ','));
-}
-
-// The devices a CUDA_VISIBLE_DEVICES value lists.
+// The devices a CUDA_VISIBLE_DEVICES value lists; none for "" (the CPU).
 std::vector<std::string> Devices(const std::string& visible) {
   std::vector<std::string> devices;
   std::stringstream list(visible);
@@ -98,7 +93,6 @@ Status Worker::SetUp(const SetupMsg& setup) {
     const GpuAssignment assignment =
         AssignGpu(config_->workers.gpus, identity_.visible_gpus, identity_.local_index, identity_.local_count);
     gpu_ = assignment.device;
-    trial_gpus_ = gpu_;
     ready.ok = true;
     ready.gpu = gpu_;
     ready.gpu_source =
@@ -127,7 +121,7 @@ Status Worker::SetUp(const SetupMsg& setup) {
       if (!energy && !memory) continue;
       const std::string why = gpu_.empty()  ? "its trials get no GPU (a CPU worker)"
                               : !gpu_probe_ ? "NVML is not available: " + identity_.no_gpu_telemetry
-                              : energy && !GpuEnergy()
+                              : energy && !GpuEnergy(Devices(gpu_))
                                   ? "its GPU " + gpu_ + " does not count energy (NVIDIA's count it from Volta on)"
                                   : "";
       if (why.empty()) continue;
@@ -198,8 +192,9 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   return spec;
 }
 
-bool Worker::GpuIsClean(TrialRecord* record) {
-  if (!gpu_probe_ || trial_gpus_.empty()) return true;
+bool Worker::GpuIsClean(const std::string& gpus, TrialRecord* record) {
+  const std::vector<std::string> devices = Devices(gpus);
+  if (!gpu_probe_ || devices.empty()) return true;
   const auto deadline = std::chrono::steady_clock::now() + config_->trial.gpu_clean_wait;
   std::string leftover;  // "pid (MiB)" of earlier trials' processes still on the devices
   double leftover_mb = 0;
@@ -209,7 +204,7 @@ bool Worker::GpuIsClean(TrialRecord* record) {
     double foreign_mb = 0;
     std::string foreign;
     bool known = false;  // some device could tell its processes
-    for (const std::string& device : Devices(trial_gpus_)) {
+    for (const std::string& device : devices) {
       const std::optional<std::vector<GpuProcess>> processes = gpu_probe_->Processes(device);
       if (!processes) continue;  // the driver cannot tell: nothing to check there
       known = true;
@@ -228,7 +223,7 @@ bool Worker::GpuIsClean(TrialRecord* record) {
         std::fprintf(stderr,
                      "cleansweep: warning: rank %d on %s: GPU %s: processes not started by cleansweep hold memory "
                      "there: %s\n",
-                     transport_->rank(), identity_.host.c_str(), trial_gpus_.c_str(), foreign.c_str());
+                     transport_->rank(), identity_.host.c_str(), gpus.c_str(), foreign.c_str());
       }
       break;
     }
@@ -236,20 +231,20 @@ bool Worker::GpuIsClean(TrialRecord* record) {
   }
   if (!leftover.empty()) {
     record->state = TrialState::kFail;
-    record->reason = "not started: GPU " + trial_gpus_ + " is not clean: processes of earlier trials still hold " +
+    record->reason = "not started: GPU " + gpus + " is not clean: processes of earlier trials still hold " +
                      std::to_string(std::lround(leftover_mb)) + " MiB there after trial.gpu_clean_wait (" +
                      FormatDuration(config_->trial.gpu_clean_wait) + "): " + leftover;
     std::fprintf(stderr, "cleansweep: warning: rank %d on %s: trial %s\n", transport_->rank(), identity_.host.c_str(),
                  record->reason.c_str());
     return false;
   }
-  if (const std::optional<double> used = GpuUsedMb()) record->gpu_mem_before_mb = *used;
+  if (const std::optional<double> used = GpuUsedMb(devices)) record->gpu_mem_before_mb = *used;
   return true;
 }
 
-std::optional<double> Worker::GpuUsedMb() const {
+std::optional<double> Worker::GpuUsedMb(const std::vector<std::string>& devices) const {
   double used = 0;
-  for (const std::string& device : Devices(trial_gpus_)) {
+  for (const std::string& device : devices) {
     const std::optional<GpuMemory> memory = gpu_probe_->DeviceMemory(device);
     if (!memory) return std::nullopt;
     used += memory->used_mb;
@@ -257,11 +252,12 @@ std::optional<double> Worker::GpuUsedMb() const {
   return used;
 }
 
-void Worker::SampleGpu(int process_group, TrialRecord* record, double* device_peak) {
-  if (const std::optional<double> used = GpuUsedMb()) *device_peak = std::max(*device_peak, *used);
+void Worker::SampleGpu(const std::vector<std::string>& devices, int process_group, TrialRecord* record,
+                       double* device_peak) {
+  if (const std::optional<double> used = GpuUsedMb(devices)) *device_peak = std::max(*device_peak, *used);
   double mine = 0;
   bool known = false;
-  for (const std::string& device : Devices(trial_gpus_)) {
+  for (const std::string& device : devices) {
     const std::optional<std::vector<GpuProcess>> processes = gpu_probe_->Processes(device);
     if (!processes) continue;
     known = true;
@@ -276,9 +272,9 @@ void Worker::SampleGpu(int process_group, TrialRecord* record, double* device_pe
   record->gpu_mem_peak_mb = std::isnan(record->gpu_mem_peak_mb) ? mine : std::max(record->gpu_mem_peak_mb, mine);
 }
 
-std::optional<double> Worker::GpuEnergy() const {
+std::optional<double> Worker::GpuEnergy(const std::vector<std::string>& devices) const {
   double joules = 0;
-  for (const std::string& device : Devices(trial_gpus_)) {
+  for (const std::string& device : devices) {
     const std::optional<double> counter = gpu_probe_->EnergyJoules(device);
     if (!counter) return std::nullopt;
     joules += *counter;
@@ -290,13 +286,14 @@ Status Worker::RunTrial(const AssignMsg& assign) {
   TrialRecord record;
   std::vector<double> reported_values;
   // With `processes: single` the one process uses every GPU of the gang (all on this node).
-  trial_gpus_ = assign.gang.single && !gpu_.empty() && !assign.gang.gpus.empty() ? assign.gang.gpus : gpu_;
-  if (!GpuIsClean(&record)) {  // recorded FAIL with the reason; the trial never starts
+  const std::string& gpus = assign.gang.single && !gpu_.empty() && !assign.gang.gpus.empty() ? assign.gang.gpus : gpu_;
+  const std::vector<std::string> devices = Devices(gpus);
+  if (!GpuIsClean(gpus, &record)) {  // recorded FAIL with the reason; the trial never starts
     record.start_time = record.end_time = clock_->Now();
     return SendResult(assign, std::move(record));
   }
-  const bool telemetry = gpu_probe_ && !trial_gpus_.empty();
-  const std::optional<double> energy_before = telemetry ? GpuEnergy() : std::nullopt;
+  const bool telemetry = gpu_probe_ && !devices.empty();
+  const std::optional<double> energy_before = telemetry ? GpuEnergy(devices) : std::nullopt;
   const LaunchSpec spec = SpecFor(assign);
   if (assign.parent >= 0 && assign.resume_step >= 0) {
     // Population-based training: the trial starts from another trial's checkpoint, put in its own folder.
@@ -337,7 +334,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     while (!trial.Finished()) {
       trial.Poll(kTrialPoll, &steps);
       if (telemetry && std::chrono::steady_clock::now() >= next_sample) {
-        SampleGpu(trial.ProcessGroup(), &record, &device_peak);
+        SampleGpu(devices, trial.ProcessGroup(), &record, &device_peak);
         next_sample = std::chrono::steady_clock::now() + kGpuSample;
       }
       for (const StepValue& s : steps) {
@@ -414,8 +411,8 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     record.attrs_json = o.attrs_json;
     reported_values = o.values;
     if (telemetry) {
-      if (const std::optional<double> used = GpuUsedMb()) record.gpu_mem_after_mb = *used;
-      const std::optional<double> energy_after = energy_before ? GpuEnergy() : std::nullopt;
+      if (const std::optional<double> used = GpuUsedMb(devices)) record.gpu_mem_after_mb = *used;
+      const std::optional<double> energy_after = energy_before ? GpuEnergy(devices) : std::nullopt;
       if (energy_after) record.energy_j = std::max(0.0, *energy_after - *energy_before);
       // No process of the trial was seen holding memory (a container whose pids NVML does not
       // share): the device's own rise while it ran is the best estimate left.
@@ -480,7 +477,7 @@ Status Worker::SendResult(const AssignMsg& assign, TrialRecord record, std::stri
     record.gpu = assign.gang.gpus;
     record.gpus = assign.gang.size;
   }
-  record.gpu_seconds = std::max(0.0, record.duration()) * static_cast<double>(VisibleGpuCount(record.gpu));
+  record.gpu_seconds = std::max(0.0, record.duration()) * static_cast<double>(Devices(record.gpu).size());
   config_->study.FillValues(reported_values, &record);
   last_trial_end_ = record.end_time;
   cannot_start_ = cannot_start_ || !worker_fault.empty();

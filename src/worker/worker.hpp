@@ -69,14 +69,15 @@ class Worker {
   // After a stop: each trial still queued is reported INTERRUPTED, never started.
   Status ReportQueuedNotStarted();
   bool Signalled() const { return signal_poll_ && signal_poll_() > 0; }
-  // The telemetry below covers the trial's GPUs (trial_gpus_): this worker's, or with
-  // `processes: single` every GPU of the gang, which its one process uses.
-  bool GpuIsClean(TrialRecord* record);
-  void SampleGpu(int process_group, TrialRecord* record, double* device_peak);
-  // The energy counters of the trial's GPUs summed, joules; nullopt when one of them counts none.
-  std::optional<double> GpuEnergy() const;
-  // The memory in use on the trial's GPUs, summed, MiB; nullopt when one of them cannot tell.
-  std::optional<double> GpuUsedMb() const;
+  // GPU telemetry over a trial's GPUs (`gpus` as CUDA_VISIBLE_DEVICES lists them, `devices` one
+  // by one): this worker's, or with `processes: single` every GPU of the gang, which its one
+  // process uses.
+  bool GpuIsClean(const std::string& gpus, TrialRecord* record);
+  void SampleGpu(const std::vector<std::string>& devices, int process_group, TrialRecord* record, double* device_peak);
+  // The energy counters of the GPUs summed, joules; nullopt when one of them counts none.
+  std::optional<double> GpuEnergy(const std::vector<std::string>& devices) const;
+  // The memory in use on the GPUs, summed, MiB; nullopt when one of them cannot tell.
+  std::optional<double> GpuUsedMb(const std::vector<std::string>& devices) const;
   LaunchSpec SpecFor(const AssignMsg& assign) const;
   Result<Message> Await(const char* what);
 
@@ -88,7 +89,6 @@ class Worker {
   std::optional<StudyConfig> config_;
   std::string program_;
   std::string gpu_;
-  std::string trial_gpus_;              // the running trial's GPUs, as CUDA_VISIBLE_DEVICES lists them
   std::optional<RendezvousPort> port_;  // MASTER_PORT of the gang trials it leads, when the study has gangs
   std::string trials_root_;
   std::function<int()> signal_poll_;
