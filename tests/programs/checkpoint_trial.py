@@ -6,7 +6,11 @@ lost or counted twice across the attempts. Every step it computes is appended to
 its trial folder, so the test can count the work that was done again. With the parameter
 `checkpoint: false` it declares none (bench/run_preemption_bench.sh's contrast). Told to stop by
 a pruner (pruned, or paused at a rung: tests/reliability/asha_resume_test.sh), it exits after the
-step's checkpoint, before it starts the next one. In a gang (trial.gpus > 1) every rank computes
+step's checkpoint, before it starts the next one. With the parameters `wait_at` (steps, as a string
+"1 3") and `verdict_wait` (seconds), it waits after those steps' checkpoints until the sweep's
+verdict comes or the time is up: a test of rungs sets them to the rung steps, so that a pruner's
+verdict reaches the trial at the step it was about however loaded the machine (a real training
+program would go on into the next epoch meanwhile). In a gang (trial.gpus > 1) every rank computes
 the steps and reports them; only rank 0 saves the checkpoints and counts its steps, as a
 data-parallel program's rank 0 does.
 usage: checkpoint_trial.py WORK_DIR   (the argument only marks the process as the test's)
@@ -24,6 +28,8 @@ x = float(trial.params["x"])
 steps = int(trial.params["steps"])
 pause = float(trial.params["pause"])
 declare = bool(trial.params.get("checkpoint", True))
+wait_at = {int(s) for s in str(trial.params.get("wait_at", "")).split()}
+verdict_wait = float(trial.params.get("verdict_wait", 0))
 rank0 = os.environ.get("RANK", "0") == "0"
 total, first = 0.0, 1
 if trial.resume_step() is not None:
@@ -52,4 +58,8 @@ for step in range(first, steps + 1):
     trial.report(step, total)
     if declare and rank0:
         trial.save_checkpoint(step, writer({"step": step, "total": total}), ".json")
+    if step in wait_at and step < steps:
+        deadline = time.monotonic() + verdict_wait
+        while not trial.should_prune() and time.monotonic() < deadline:
+            time.sleep(0.01)
 trial.finish(total)

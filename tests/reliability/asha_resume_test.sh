@@ -2,7 +2,9 @@
 # Rungs that pause and resume (issue 17, pruner.resume): `asha_resume_test.sh BIN_DIR SOURCE_DIR`.
 # ASHA (reduction factor 3, rungs at steps 1 and 3, 9 steps) over trials that checkpoint every step
 # (tests/programs/checkpoint_trial.py), each trial enqueued worse than the one before, so most
-# pause at a rung and the best of them are promoted as the rung fills. The whole job is killed
+# pause at a rung and the best of them are promoted as the rung fills. At the rung steps each trial
+# waits for its verdict (up to 2 s), so a loaded machine cannot carry it past the rung it was paused
+# at before it hears so (the promotions asserted below depend on that). The whole job is killed
 # with SIGKILL once trials are paused, then resumed to the end. Checks: no trial is left PAUSED;
 # a COMPLETE trial's value is the one only an unbroken chain of steps gives; each step is reported
 # once; every paused attempt is in /attempts and the next attempt went on from its checkpoint (in a
@@ -24,6 +26,8 @@ space:
   x: {type: float, low: 0.0, high: 1.0}
   steps: $steps
   pause: 0.08
+  wait_at: "1 3"
+  verdict_wait: 2.0
 enqueue:
 YAML
   for i in $(seq 0 $((n_trials - 1))); do echo "  - {x: $(awk -v i="$i" 'BEGIN {printf "%.2f", 0.95 - 0.07 * i}')}"; done
