@@ -237,6 +237,14 @@ void RestrictPermissions(const std::string& path) {
                                std::filesystem::perm_options::remove, ec);
 }
 
+// After a rename in `folder`: the new name survives a crash of the machine. Best effort, as a
+// file system may refuse fsync on a folder; the file's own content is flushed by HDF5.
+void SyncFolder(const std::filesystem::path& folder) {
+  const UniqueFd fd(
+      RetryOnEintr([&] { return ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }));
+  if (fd.valid()) RetryOnEintr([&] { return ::fsync(fd.get()); });
+}
+
 }  // namespace
 
 std::unique_ptr<StudyFile::Impl> StudyFile::Impl::Make(const std::string& path, StudyLock lock,
@@ -286,13 +294,21 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, co
                                 "study.storage or study.name, or move the old file away");
   }
   std::unique_ptr<Impl> file = Impl::Make(path, std::move(*lock), config);
+  // The file is made under a hidden name beside it and renamed into place once SWMR writing has
+  // started. A reader that waits for the study file (a monitoring loop, `watch cleansweep show`)
+  // would otherwise open it in the moments between its creation and SWMR writing: HDF5 locks a
+  // file while it opens it, and that reader's lock makes the writer's own lock fail, which ended
+  // the run. Under the study's lock nobody else makes this file: one left by a killed run goes.
+  const std::filesystem::path target(path);
+  const std::string staging = (target.parent_path() / ("." + target.filename().string() + ".creating")).string();
+  std::filesystem::remove(staging, ec);
   Status status = [&]() -> Status {
     h5::Handle fapl = LatestFormatAccess(false);
-    Result<h5::Handle> f = h5::CheckId(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()),
-                                       path + ": cannot create the study file");
+    Result<h5::Handle> f = h5::CheckId(H5Fcreate(staging.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()),
+                                       path + ": cannot create the study file (as " + staging + ")");
     if (!f.ok()) return f.status();
     file->file = std::move(*f);
-    RestrictPermissions(path);
+    RestrictPermissions(staging);
     CS_RETURN_IF_ERROR(WriteMetadata(file->file.get(), config, notes));
     Result<h5::Handle> trials = CreateTable(file->file.get(), "trials", file->trials_type.get());
     if (!trials.ok()) return trials.status();
@@ -303,14 +319,20 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, co
     Result<h5::Handle> attempts = CreateTable(file->file.get(), "attempts", file->attempts_type.get());
     if (!attempts.ok()) return attempts.status();
     file->attempts = std::move(*attempts);
-    return file->StartSwmr();
+    CS_RETURN_IF_ERROR(file->StartSwmr());
+    if (::rename(staging.c_str(), path.c_str()) != 0) {
+      return Status::IoError(path + ": cannot put the new study file in place (from " + staging +
+                             "): " + std::strerror(errno));
+    }
+    SyncFolder(target.parent_path());  // the name as durable as the file's first flush
+    return Status::Ok();
   }();
   if (!status.ok()) {
     file->trials.Reset();
     file->intermediate.Reset();
     file->attempts.Reset();
     file->file.Reset();
-    std::filesystem::remove(path, ec);
+    std::filesystem::remove(staging, ec);
     return status;
   }
   return std::unique_ptr<StudyFile>(new StudyFile(std::move(file)));
