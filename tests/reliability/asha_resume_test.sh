@@ -43,11 +43,11 @@ with h5py.File(sys.argv[1], "r", swmr=True) as f:
 PY
   sleep 0.05
 done
-kill -0 $job 2> /dev/null || fail "the first run ended before its kill: $(tail -5 first.log)"
+kill -0 $job 2> /dev/null || fail "the first run ended before its kill: $(ended first.log)"
 grep -q "PAUSED" first.log || fail "no trial paused before the kill: $(cat first.log)"
 kill_job $job ar.yaml checkpoint_trial.py
 "${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" resume "$work/ar.h5" --progress lines > resume.log 2>&1 ||
-  fail "resume exited $?: $(tail -5 resume.log)"
+  fail "resume exited $?: $(ended resume.log)"
 grep -Eq "^resuming: .*, [0-9]+ paused," resume.log || fail "the resume found no paused trial: $(grep resuming resume.log)"
 grep -q "goes on from its checkpoint" first.log resume.log || fail "no promotion: $(cat first.log resume.log)"
 "$bin/cleansweep" show "$work/ar.h5" > show.txt || fail "show exited $?"

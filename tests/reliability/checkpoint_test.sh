@@ -59,7 +59,7 @@ PY
 # A run with a 1.5 s time budget first: the work (8 trials of about 2 s on 2 workers) is longer, so
 # it ends with trials INTERRUPTED by the budget, most of them after a checkpoint.
 "${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" run "$work/ck.yaml" --set study.time_budget=1500ms \
-  --progress lines > budget.log 2>&1 || fail "the budgeted run exited $?: $(tail -5 budget.log)"
+  --progress lines > budget.log 2>&1 || fail "the budgeted run exited $?: $(ended budget.log)"
 grep -q "time budget of 1.5s reached" budget.log || fail "no budget message: $(cat budget.log)"
 grep -q "INTERRUPTED" budget.log || fail "the budget interrupted no trial: $(cat budget.log)"
 wait_gone "the budgeted run"
@@ -86,10 +86,10 @@ code=0
 kill -USR1 $job
 code=0
 wait $job || code=$?
-[ "$code" = 3 ] || fail "exit status $code after SIGUSR1, expected 3: $(tail -5 graceful.log)"
+[ "$code" = 3 ] || fail "exit status $code after SIGUSR1, expected 3: $(ended graceful.log)"
 stops=$((stops + 1))
 "${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" resume "$work/ck.h5" --progress lines > final.log 2>&1 ||
-  fail "final resume exited $?: $(tail -5 final.log)"
+  fail "final resume exited $?: $(ended final.log)"
 wait_gone "the end"
 grep -q "go on from their checkpoints" run*.log graceful.log final.log ||
   fail "no resume said trials go on from their checkpoints: $(grep -h resuming run*.log graceful.log final.log)"

@@ -90,7 +90,7 @@ for i in $(seq 1 "$kills"); do
 done
 [ "$killed" -ge "$kills" ] || fail "only $killed kills happened before the study finished; make it longer"
 
-"${mpi[@]}" -np 3 "$bin/cleansweep" run crash.yaml --resume --progress lines > final.log 2>&1 || fail "final run: $(tail -3 final.log)"
+"${mpi[@]}" -np 3 "$bin/cleansweep" run crash.yaml --resume --progress lines > final.log 2>&1 || fail "final run: $(ended final.log)"
 logs+=("$work/final.log")
 check "${logs[@]}" > /dev/null || fail "final check"
 $py - "$work/crash.h5" "$n_trials" <<'PY'

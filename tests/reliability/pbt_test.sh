@@ -38,9 +38,9 @@ done
 if kill -0 $job 2> /dev/null; then
   kill_job $job pbt.yaml pbt_toy.py
   "${mpi[@]}" -np $((workers + 1)) "$bin/cleansweep" resume "$work/pbt.h5" --progress lines > resume.log 2>&1 ||
-    fail "resume exited $?: $(tail -5 resume.log)"
+    fail "resume exited $?: $(ended resume.log)"
 else
-  wait $job || fail "the run exited $? before it could be killed: $(tail -5 first.log)"
+  wait $job || fail "the run exited $? before it could be killed: $(ended first.log)"
 fi
 grep -q "replaced at step" first.log || fail "no member was replaced: $(cat first.log)"
 

@@ -35,3 +35,10 @@ kill_job() {
     sleep 0.05
   done
 }
+# ended LOG: what a run that failed said, for fail(): its error lines first (mpirun's epilogue,
+# which follows them, would push them out of a plain tail), then its last lines.
+ended() {
+  grep -m 5 -E "error|warning" "$1" || true
+  echo "... last lines:"
+  tail -8 "$1"
+}
