@@ -359,39 +359,53 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
            *stored_space == SpaceJson(config.space) && H5Aexists(r->get(), "stop_reason") > 0 &&
            H5Lexists(r->get(), "attempts", H5P_DEFAULT) > 0;
   }();
-  h5::Handle fapl = LatestFormatAccess(true);
-  const unsigned flags = unchanged ? H5F_ACC_RDWR | H5F_ACC_SWMR_WRITE : H5F_ACC_RDWR;
-  const std::string what = path + ": cannot open the study file to resume it";
-  Result<h5::Handle> f = h5::CheckId(H5Fopen(path.c_str(), flags, fapl.get()), what);
+  const h5::Handle fapl = LatestFormatAccess(true);
   // HDF5 locks the file while a reader opens it (and for as long as a reader without SWMR keeps it
   // open), and a writer is refused meanwhile: a monitoring loop's reader goes away in moments.
-  const auto give_up = std::chrono::steady_clock::now() + kLockedFileWait;
-  while (!f.ok() && f.status().message().find("unable to lock file") != std::string::npos &&
-         std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    f = h5::CheckId(H5Fopen(path.c_str(), flags, fapl.get()), what);
+  const auto open = [&](unsigned flags) -> Result<h5::Handle> {
+    const std::string what = path + ": cannot open the study file to resume it";
+    Result<h5::Handle> f = h5::CheckId(H5Fopen(path.c_str(), flags, fapl.get()), what);
+    const auto give_up = std::chrono::steady_clock::now() + kLockedFileWait;
+    while (!f.ok() && f.status().message().find("unable to lock file") != std::string::npos &&
+           std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      f = h5::CheckId(H5Fopen(path.c_str(), flags, fapl.get()), what);
+    }
+    if (!f.ok() && f.status().message().find("unable to lock file") != std::string::npos) {
+      return Status::IoError(path + ": another program has the study file open (a reader that does not use SWMR, " +
+                             "such as h5py.File(path) without swmr=True, or HDFView) and HDF5 refuses to write it " +
+                             "meanwhile; close that program, or read with swmr=True, and resume again (" +
+                             f.status().message() + ")");
+    }
+    if (!f.ok()) return f.status();
+    Result<long long> schema = h5::ReadIntAttr(f->get(), "schema_version");
+    if (!schema.ok() || *schema != kStudySchemaVersion) {
+      return Status::InvalidInput(path + ": written with study-file schema " +
+                                  (schema.ok() ? std::to_string(*schema) : std::string("(none)")) +
+                                  "; this cleansweep resumes schema " + std::to_string(kStudySchemaVersion) +
+                                  " only. Start a new study (the old file stays readable with cleansweep show)");
+    }
+    return f;
+  };
+  if (!unchanged) {
+    // What only a plain writer can do (attributes rewritten, a table added) is done first and the
+    // file closed; then it is opened straight into SWMR writing like an unchanged one. Starting
+    // SWMR writing on the plain handle instead takes the file's lock again, and a reader that
+    // opened it in that moment made the resume fail ("unable to lock file").
+    Result<h5::Handle> plain = open(H5F_ACC_RDWR);
+    if (!plain.ok()) return plain.status();
+    CS_RETURN_IF_ERROR(RewriteConfigAttrs(plain->get(), config));
+    if (H5Aexists(plain->get(), "stop_reason") <= 0) {
+      CS_RETURN_IF_ERROR(h5::WriteFixedStringAttr(plain->get(), "stop_reason", "", kStopReasonBytes));
+    }
+    if (H5Lexists(plain->get(), "attempts", H5P_DEFAULT) <= 0) {  // a file from before checkpoints
+      CS_RETURN_IF_ERROR(CreateTable(plain->get(), "attempts", file->attempts_type.get()).status());
+    }
+    CS_RETURN_IF_ERROR(h5::CheckCall(H5Fflush(plain->get(), H5F_SCOPE_LOCAL), path + ": cannot flush"));
   }
-  if (!f.ok() && f.status().message().find("unable to lock file") != std::string::npos) {
-    return Status::IoError(path + ": another program has the study file open (a reader that does not use SWMR, " +
-                           "such as h5py.File(path) without swmr=True, or HDFView) and HDF5 refuses to write it " +
-                           "meanwhile; close that program, or read with swmr=True, and resume again (" +
-                           f.status().message() + ")");
-  }
+  Result<h5::Handle> f = open(H5F_ACC_RDWR | H5F_ACC_SWMR_WRITE);
   if (!f.ok()) return f.status();
   file->file = std::move(*f);
-  Result<long long> schema = h5::ReadIntAttr(file->file.get(), "schema_version");
-  if (!schema.ok() || *schema != kStudySchemaVersion) {
-    return Status::InvalidInput(path + ": written with study-file schema " +
-                                (schema.ok() ? std::to_string(*schema) : std::string("(none)")) +
-                                "; this cleansweep resumes schema " + std::to_string(kStudySchemaVersion) +
-                                " only. Start a new study (the old file stays readable with cleansweep show)");
-  }
-  if (!unchanged) {
-    CS_RETURN_IF_ERROR(RewriteConfigAttrs(file->file.get(), config));
-    if (H5Aexists(file->file.get(), "stop_reason") <= 0) {
-      CS_RETURN_IF_ERROR(h5::WriteFixedStringAttr(file->file.get(), "stop_reason", "", kStopReasonBytes));
-    }
-  }
   for (auto [name, handle, rows] : {std::tuple{"trials", &file->trials, &file->trial_rows},
                                     std::tuple{"intermediate", &file->intermediate, &file->intermediate_rows}}) {
     Result<h5::Handle> d =
@@ -419,13 +433,9 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
     // Unread, the row count would stay 0 and new rows would be written over the old ones.
     CS_ASSIGN_OR_RETURN(*rows, h5::RowCount(handle->get(), path + ": /" + std::string(name)));
   }
-  if (H5Lexists(file->file.get(), "attempts", H5P_DEFAULT) > 0) {
-    CS_ASSIGN_OR_RETURN(file->attempts, h5::CheckId(H5Dopen2(file->file.get(), "attempts", H5P_DEFAULT),
-                                                    path + ": cannot open /attempts"));
-    CS_ASSIGN_OR_RETURN(file->attempt_rows, h5::RowCount(file->attempts.get(), path + ": /attempts"));
-  } else {  // a file from before checkpoints: opened plainly (see `unchanged`), so it can gain it
-    CS_ASSIGN_OR_RETURN(file->attempts, CreateTable(file->file.get(), "attempts", file->attempts_type.get()));
-  }
+  CS_ASSIGN_OR_RETURN(file->attempts, h5::CheckId(H5Dopen2(file->file.get(), "attempts", H5P_DEFAULT),
+                                                  path + ": missing dataset /attempts"));
+  CS_ASSIGN_OR_RETURN(file->attempt_rows, h5::RowCount(file->attempts.get(), path + ": /attempts"));
   file->trial_extent = file->trial_rows;
   file->intermediate_extent = file->intermediate_rows;
   file->attempt_extent = file->attempt_rows;
@@ -439,7 +449,6 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
                       path + ": cannot read the trial numbers"));
   }
   for (hsize_t row = 0; row < numbers.size(); ++row) file->row_of[numbers[row]] = row;
-  if (!unchanged) CS_RETURN_IF_ERROR(file->StartSwmr());
   return std::unique_ptr<StudyFile>(new StudyFile(std::move(file)));
 }
 

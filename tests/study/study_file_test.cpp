@@ -321,6 +321,41 @@ TEST(StudyFile, AReaderWaitingForTheFileNeverMakesItsCreationFail) {
   EXPECT_FALSE(std::filesystem::exists(dir.File(".s.h5.creating")));
 }
 
+// The same reader beside resumes that change the config (resume --set), which open the file
+// plainly to rewrite its attributes before SWMR writing.
+TEST(StudyFile, AReaderWaitingForTheFileNeverMakesAResumeThatChangesTheConfigFail) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  ASSERT_TRUE(StudyFile::Create(path, Config(path)).ok());
+  const pid_t reader = ::fork();
+  if (reader == 0) {
+    for (;;) {
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      ::flock(fd, LOCK_SH | LOCK_NB);
+      ::close(fd);
+    }
+  }
+  int failures = 0;
+  std::string first_failure;
+  for (int i = 0; i < 60; ++i) {
+    StudyConfig changed = Config(path);
+    changed.yaml_text += "# resumed with --set, " + std::to_string(i) + "\n";
+    Result<std::unique_ptr<StudyFile>> file = StudyFile::Reopen(path, changed);
+    if (!file.ok()) {
+      if (failures++ == 0) first_failure = file.status().message();
+      continue;
+    }
+    EXPECT_TRUE((*file)->PutTrial(Record(i, true)).ok());
+  }
+  ::kill(reader, SIGKILL);
+  ::waitpid(reader, nullptr, 0);
+  EXPECT_EQ(failures, 0) << "of 60 resumes; the first: " << first_failure;
+  Result<StudyData> read = ReadStudyFile(path);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->trials.size(), static_cast<size_t>(60 - failures));
+}
+
 // Issue 15: `resume --set sampler.kind=tpe` left the root attribute saying random, and after
 // --force with another direction `show` and the `direction` attribute disagreed.
 TEST(StudyFile, AResumeThatChangesTheConfigRewritesEveryRootAttributeAndRecordsWhat) {
