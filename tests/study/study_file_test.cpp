@@ -285,23 +285,28 @@ TEST(StudyFile, AResumeWaitsForAReaderThatHoldsTheFileLock) {
   EXPECT_NE(read->config.yaml_text.find("# resumed with --set"), std::string::npos);
 }
 
+// A process that does what HDF5's open of `path` does first, taking a shared lock on the file, as
+// often as it can (a program waiting for the study file, opening it again and again), until killed.
+pid_t ForkLockTaker(const std::string& path) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  for (;;) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ::flock(fd, LOCK_SH | LOCK_NB);
+    ::close(fd);
+  }
+}
+
 // A program that waits for the study file and opens it again and again (a monitoring loop started
 // before the run) made the run fail with "unable to lock file": HDF5 takes a lock on a file while
 // it opens it, and a reader's lock taken in the moments between the file's creation and SWMR
 // writing made the writer's own lock fail. Found as a CI failure of reliability.pbt, whose poller
-// does just that. The reader here does what HDF5's open does first, as often as it can.
+// does just that.
 TEST(StudyFile, AReaderWaitingForTheFileNeverMakesItsCreationFail) {
   TempDir dir;
   const std::string path = dir.File("s.h5");
-  const pid_t reader = ::fork();
-  if (reader == 0) {
-    for (;;) {
-      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) continue;
-      ::flock(fd, LOCK_SH | LOCK_NB);
-      ::close(fd);
-    }
-  }
+  const pid_t reader = ForkLockTaker(path);
   int failures = 0;
   std::string first_failure;
   for (int i = 0; i < 40; ++i) {
@@ -327,15 +332,7 @@ TEST(StudyFile, AReaderWaitingForTheFileNeverMakesAResumeThatChangesTheConfigFai
   TempDir dir;
   const std::string path = dir.File("s.h5");
   ASSERT_TRUE(StudyFile::Create(path, Config(path)).ok());
-  const pid_t reader = ::fork();
-  if (reader == 0) {
-    for (;;) {
-      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) continue;
-      ::flock(fd, LOCK_SH | LOCK_NB);
-      ::close(fd);
-    }
-  }
+  const pid_t reader = ForkLockTaker(path);
   int failures = 0;
   std::string first_failure;
   for (int i = 0; i < 60; ++i) {
