@@ -37,6 +37,7 @@ import os
 import select
 import stat
 import sys
+import time
 
 EXIT_OUT_OF_MEMORY = 75
 
@@ -73,17 +74,27 @@ class Trial:
         else:
             self._send({"step": int(step), "value": _finite(value)})
 
-    def should_prune(self):
-        """True once the sweep has pruned this trial: stop and exit normally. Never blocks."""
+    def should_prune(self, wait=0.0):
+        """True once the sweep has pruned this trial: stop and exit normally. Call it after
+        report() (and the step's checkpoint). By default it never blocks; with wait (seconds) it
+        waits up to that long for the notice and returns as soon as one arrives. The verdict on the
+        step just reported takes a round trip through rank 0: a trial that looks at once trains one
+        more step before it sees a prune or a pause; one that waits longer than the round trip
+        stops at the step it was judged at, and pays the whole wait on every step that goes on."""
         if self._pruned or self._control is None:
             return self._pruned
+        deadline = time.monotonic() + max(0.0, wait)
         try:
-            while select.select([self._control], [], [], 0)[0]:
+            while True:
+                ready = select.select([self._control], [], [], max(0.0, deadline - time.monotonic()))[0]
+                if not ready:
+                    break
                 data = os.read(self._control, 64)
-                if not data:
+                if not data:  # the sweep closed the pipe: no notice will come
                     break
                 if b"prune" in data:
                     self._pruned = True
+                    break
         except OSError:
             pass
         return self._pruned

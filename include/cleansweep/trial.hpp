@@ -46,8 +46,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -96,15 +98,29 @@ class Trial {
   }
 
   // True once the sweep has pruned this trial: stop and exit normally; it is recorded PRUNED with
-  // its last reported value. Never blocks; always false outside a sweep. Call it after Report().
-  bool ShouldPrune() {
+  // its last reported value. Always false outside a sweep. Call it after Report() (and after the
+  // step's checkpoint). By default it never blocks. With `wait`, it waits up to that long for a
+  // notice and returns as soon as one arrives: the sweep's verdict on the step just reported takes
+  // a round trip through rank 0, so a trial that looks at once trains one more step before it sees
+  // a prune (or a pause at a rung, docs/pruners.md). A wait longer than that round trip (well under
+  // a second on an idle machine) stops it at the step it was judged at; it costs the whole wait on
+  // every step the sweep lets go on, so keep it small against a step's time.
+  bool ShouldPrune(std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
     if (pruned_ || control_fd_ < 0) return pruned_;
+    const auto deadline = std::chrono::steady_clock::now() + wait;
     pollfd p{control_fd_, POLLIN, 0};
     char buf[64];
-    while (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
+    for (;;) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const int ready =
+          ::poll(&p, 1, static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(left.count(), 0, 1 << 30)));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0 || !(p.revents & POLLIN)) break;  // nothing within the wait, or the sweep closed the pipe
       const ssize_t n = ::read(control_fd_, buf, sizeof buf);
       if (n <= 0) break;
       if (std::string(buf, static_cast<size_t>(n)).find("prune") != std::string::npos) pruned_ = true;
+      if (pruned_) break;
     }
     return pruned_;
   }

@@ -9,8 +9,8 @@ a pruner (pruned, or paused at a rung: tests/reliability/asha_resume_test.sh), i
 step's checkpoint, before it starts the next one. With the parameters `wait_at` (steps, as a string
 "1 3") and `verdict_wait` (seconds), it waits after those steps' checkpoints until the sweep's
 verdict comes or the time is up: a test of rungs sets them to the rung steps, so that a pruner's
-verdict reaches the trial at the step it was about however loaded the machine (a real training
-program would go on into the next epoch meanwhile). In a gang (trial.gpus > 1) every rank computes
+verdict reaches the trial at the step it was about however loaded the machine (should_prune's
+wait; a program that does not wait goes on into the next step meanwhile). In a gang (trial.gpus > 1) every rank computes
 the steps and reports them; only rank 0 saves the checkpoints and counts its steps, as a
 data-parallel program's rank 0 does.
 usage: checkpoint_trial.py WORK_DIR   (the argument only marks the process as the test's)
@@ -59,7 +59,5 @@ for step in range(first, steps + 1):
     if declare and rank0:
         trial.save_checkpoint(step, writer({"step": step, "total": total}), ".json")
     if step in wait_at and step < steps:
-        deadline = time.monotonic() + verdict_wait
-        while not trial.should_prune() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        trial.should_prune(wait=verdict_wait)  # the verdict, or the time is up; seen before the next step
 trial.finish(total)

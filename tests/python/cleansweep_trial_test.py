@@ -4,6 +4,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
@@ -54,6 +56,27 @@ class TrialHelperTest(unittest.TestCase):
         os.write(self.control_w, b"prune\n")
         self.assertTrue(trial.should_prune())
         self.assertTrue(trial.should_prune())  # and stays pruned
+
+    def test_should_prune_waits_for_a_notice_only_as_long_as_asked(self):
+        trial = cs.Trial(self.env)
+        started = time.monotonic()
+        self.assertFalse(trial.should_prune(wait=0.2))  # no notice: false after the wait
+        self.assertGreaterEqual(time.monotonic() - started, 0.2)
+        # A notice written while it waits ends the wait at once (the 30 s is never spent).
+        writer = threading.Timer(0.1, lambda: os.write(self.control_w, b"prune\n"))
+        writer.start()
+        started = time.monotonic()
+        self.assertTrue(trial.should_prune(wait=30))
+        self.assertLess(time.monotonic() - started, 25)
+        writer.join()
+
+    def test_should_prune_stops_waiting_when_the_sweep_closes_the_pipe(self):
+        trial = cs.Trial(self.env)
+        os.close(self.control_w)
+        self.control_w = -1
+        started = time.monotonic()
+        self.assertFalse(trial.should_prune(wait=30))
+        self.assertLess(time.monotonic() - started, 25)
 
     def test_out_of_memory_notice(self):
         trial = cs.Trial(self.env)

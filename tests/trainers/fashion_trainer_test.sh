@@ -118,31 +118,49 @@ for s, f in zip(spawned, forked):
     assert abs(s["value"] - f["value"]) < 1e-6, (s["value"], f["value"])
 print("fork-server sweep ok:", [round(v, 3) for v in forked["value"]])
 PY
-# Population-based training with the trainer (issue 17): a small population completes, the
-# replacements start from their parents' checkpoints, and the study records the lineage.
+# Population-based training with the trainer (issue 17): the worst member is replaced, the new
+# trial starts from its parent's checkpoint, and the study records the lineage. One worker, two
+# enqueued members far apart (trial 0 hardly learns, trial 1 does) and a verdict wait longer than
+# any round trip make the schedule the same in every run: trial 0 pauses at step 1, trial 1 starts
+# and pauses at step 1, and trial 0, the furthest behind, is the bottom of 2 and is replaced from
+# trial 1's checkpoint. (Run asynchronously on several workers, who meets whom depends on timing:
+# reliability.pbt covers that with the toy program.)
 cat > pbt.yaml <<YAML
 study: {name: pbt, direction: maximize, metric: val_accuracy, n_trials: 5, storage: $work/pbt.h5}
 sampler: {kind: pbt, seed: 3, population: 2, interval: 1, quantile: 0.5}
-trial: {command: [cleansweep-train-fashion, --subset, "400", --val-size, "400"], timeout: 5m}
+trial: {command: [cleansweep-train-fashion, --subset, "400", --val-size, "400", --verdict-wait, "60"], timeout: 5m}
 space:
   lr: {type: float, low: 1.0e-3, high: 1.0e-1, log: true}
   momentum: {type: float, low: 0.0, high: 0.9}
   optimizer: sgd
   channels: 4
   epochs: 4
+enqueue:
+  - {lr: 1.0e-3, momentum: 0.0}
+  - {lr: 5.0e-2, momentum: 0.9}
 YAML
-"${mpi[@]}" -np 3 "$bin/cleansweep" run pbt.yaml --progress lines > pbt.txt || fail "pbt sweep exited $?: $(cat pbt.txt)"
+"${mpi[@]}" -np 2 "$bin/cleansweep" run pbt.yaml --progress lines > pbt.txt || fail "pbt sweep exited $?: $(cat pbt.txt)"
 /usr/bin/python3 - <<PY
 import h5py
 with h5py.File("$work/pbt.h5", "r") as f:
     t = f["trials"][:]
+rows = "\n".join("%d %s parent %d gen %d value %.4f last_step %d: %s" % (r["number"], r["state"], r["parent"],
+                 r["generation"], r["value"], r["last_step"], r["reason"][:160]) for r in t)
 states = [s.rstrip(b"\0") for s in t["state"]]
-assert set(states) <= {b"COMPLETE", b"PRUNED"} and b"COMPLETE" in states, (states, t["reason"])
-children = t[t["parent"] >= 0]
-assert len(children) > 0, "no member was replaced"
-for c in children:
-    assert c["generation"] >= 1 and c["parent"] in t["number"], c
+assert len(t) == 5 and set(states) <= {b"COMPLETE", b"PRUNED"} and b"COMPLETE" in states, rows
+# Trial 0 waited for its verdict: it stopped at the step it was judged at, not one epoch later.
+assert t[0]["state"] == b"PRUNED" and t[0]["last_step"] == 1, rows
+assert t[0]["reason"].startswith(b"replaced at step 1: value") and b"bottom 1 of 2" in t[0]["reason"], rows
+child = t[2]
+assert (child["parent"], child["generation"], child["resumed_from"]) == (1, 1, 1), rows
+log = open("$work/pbt.trials/2/log.txt").read()  # a pruned trial's output stays in its folder
+assert "going on from the checkpoint of epoch 1" in log and "epoch 2/4" in log, log
+log = open("$work/pbt.trials/0/log.txt").read()
+assert "pruned by the sweep after epoch 1" in log and "epoch 2/4" not in log, log
+for c in t[t["parent"] >= 0]:  # every replacement names a member before it and is one generation on
+    parent = t[c["parent"]]
+    assert c["parent"] < c["number"] and c["generation"] == parent["generation"] + 1, rows
 print("trainer pbt ok: %d trials, %d started from another's checkpoint, up to generation %d"
-      % (len(t), len(children), t["generation"].max()))
+      % (len(t), (t["parent"] >= 0).sum(), t["generation"].max()))
 PY
 echo "PASS: trainer"

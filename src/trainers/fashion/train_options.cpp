@@ -88,6 +88,10 @@ bool ParseOptions(int argc, char** argv, const Trial& trial, TrainOptions* o, in
   app.add_option("--data-dir", o->data_dir, "Folder with the Fashion-MNIST IDX .gz files");
   app.add_option("--device", o->device, "auto, cpu or cuda");
   app.add_option("--threads", o->threads, "Intra-op CPU threads (0 = default)");
+  app.add_option("--verdict-wait", o->verdict_wait,
+                 "Seconds to wait after each epoch's checkpoint for the sweep's verdict before the next epoch "
+                 "(a trial that does not wait trains one more epoch before it sees a prune or a pause); "
+                 "negative: 2% of the epoch's time, at most 1 s");
   app.add_flag("--startup-only", o->startup_only,
                "Make one tensor, report 0 and exit, with no data and no training (bench/launch_bench)");
   app.add_flag("--first-batch-only", o->first_batch_only,

@@ -30,6 +30,10 @@ struct TrainOptions {
   // Also measure inference latency (one image, median ms) and report {val_accuracy, latency_ms} as
   // the final values of a two-metric study (configs/fashion_multiobjective.yaml).
   bool report_latency = false;
+  // Seconds to wait after each epoch's checkpoint for the sweep's verdict on that epoch (a prune, or
+  // a pause at a rung or a PBT interval) before training the next: Trial::ShouldPrune's wait.
+  // Negative: 2% of the epoch's time, at most 1 s.
+  double verdict_wait = -1;
 };
 
 // Parses the command line over the trial's parameters. Returns false after printing the reason

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -141,6 +142,7 @@ TrainResult Train(const TrainOptions& o, const Dataset& data, torch::Device devi
     std::printf("going on from the checkpoint of epoch %d\n", first);
   }
   for (int epoch = first; epoch < o.epochs; ++epoch) {
+    const auto epoch_started = std::chrono::steady_clock::now();
     model->train();
     const torch::Tensor order = torch::randperm(n, torch::kInt64);
     double loss_sum = 0;
@@ -170,8 +172,12 @@ TrainResult Train(const TrainOptions& o, const Dataset& data, torch::Device devi
     if (trial.InSweep() && !o.first_batch_only)
       SaveCheckpoint(trial, result.epochs, model, *optimizer, result.val_accuracy);
     // Stopped by the sweep (pruned, or paused at a rung: it goes on from the checkpoint if promoted);
-    // after the last epoch there is nothing left to stop.
-    if (result.epochs < o.epochs && trial.ShouldPrune()) {
+    // after the last epoch there is nothing left to stop. The verdict on this epoch is on its way
+    // through rank 0: waiting a little for it saves training an epoch that would be thrown away.
+    const double epoch_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_started).count();
+    const double wait = o.verdict_wait >= 0 ? o.verdict_wait : std::min(1.0, 0.02 * epoch_seconds);
+    if (result.epochs < o.epochs && trial.ShouldPrune(std::chrono::milliseconds(std::llround(wait * 1000)))) {
       std::printf("pruned by the sweep after epoch %d\n", result.epochs);
       result.pruned = true;
       break;

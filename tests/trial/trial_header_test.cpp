@@ -1,0 +1,77 @@
+// The C++ client header's prune check against a control pipe, as a worker hands it over.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include <cleansweep/trial.hpp>
+
+namespace cleansweep {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+class TrialHeaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(::pipe(report_), 0);
+    ASSERT_EQ(::pipe(control_), 0);
+    ::fcntl(control_[0], F_SETFL, O_NONBLOCK);  // as the worker hands it over
+    ::setenv("CLEANSWEEP_REPORT_FD", std::to_string(report_[1]).c_str(), 1);
+    ::setenv("CLEANSWEEP_CONTROL_FD", std::to_string(control_[0]).c_str(), 1);
+  }
+  void TearDown() override {
+    ::unsetenv("CLEANSWEEP_REPORT_FD");
+    ::unsetenv("CLEANSWEEP_CONTROL_FD");
+    for (int fd : {report_[0], report_[1], control_[0], control_[1]}) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  void Notify() { ASSERT_EQ(::write(control_[1], "prune\n", 6), 6); }
+  static double Since(steady_clock::time_point t) {
+    return std::chrono::duration<double>(steady_clock::now() - t).count();
+  }
+
+  int report_[2] = {-1, -1};
+  int control_[2] = {-1, -1};
+};
+
+TEST_F(TrialHeaderTest, ShouldPruneNeverBlocksByDefaultAndSeesANotice) {
+  Trial trial = Trial::FromEnvironment();
+  EXPECT_FALSE(trial.ShouldPrune());
+  Notify();
+  EXPECT_TRUE(trial.ShouldPrune());
+  EXPECT_TRUE(trial.ShouldPrune());  // and stays pruned
+}
+
+TEST_F(TrialHeaderTest, ShouldPruneWaitsOnlyAsLongAsAskedAndReturnsWhenTheNoticeComes) {
+  Trial trial = Trial::FromEnvironment();
+  auto started = steady_clock::now();
+  EXPECT_FALSE(trial.ShouldPrune(milliseconds(200)));
+  EXPECT_GE(Since(started), 0.19);
+  std::thread sweep([this] {
+    std::this_thread::sleep_for(milliseconds(100));
+    Notify();
+  });
+  started = steady_clock::now();
+  EXPECT_TRUE(trial.ShouldPrune(milliseconds(30'000)));  // the notice ends the wait, not the 30 s
+  EXPECT_LT(Since(started), 25.0);
+  sweep.join();
+}
+
+TEST_F(TrialHeaderTest, ShouldPruneStopsWaitingWhenTheSweepClosesThePipe) {
+  Trial trial = Trial::FromEnvironment();
+  ::close(control_[1]);
+  control_[1] = -1;
+  const auto started = steady_clock::now();
+  EXPECT_FALSE(trial.ShouldPrune(milliseconds(30'000)));
+  EXPECT_LT(Since(started), 25.0);
+}
+
+}  // namespace
+}  // namespace cleansweep
