@@ -58,12 +58,11 @@ int MergeCommand(const MergeArgs& args) {
   const std::filesystem::path out(args.output);
   const std::string partial =
       (out.parent_path() / ("." + out.filename().string() + ".merging-" + std::to_string(::getpid()))).string();
-  const Status written = WriteMerged(*merged, partial);
-  if (written.ok()) std::filesystem::rename(partial, args.output, ec);
-  if (!written.ok() || ec) {
+  Status written = WriteMerged(*merged, partial);
+  if (written.ok()) written = RenameNoReplace(partial, args.output);  // never over a file made meanwhile
+  if (!written.ok()) {
     std::filesystem::remove(partial, ec);
-    return PrintError(written.ok() ? Status::IoError(args.output + ": cannot rename the merged file into place")
-                                   : written);
+    return PrintError(written);
   }
   std::map<std::string, int> states;
   for (const TrialRecord& r : merged->trials) ++states[TrialStateName(r.state)];

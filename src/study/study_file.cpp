@@ -23,6 +23,7 @@
 #include "study/table_layout.hpp"
 #include "util/crc32.hpp"
 #include "util/json_limits.hpp"
+#include "util/output_file.hpp"
 #include "util/unique_fd.hpp"
 #include "util/version.hpp"
 
@@ -288,11 +289,12 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, co
   }
   Result<StudyLock> lock = StudyLock::Acquire(path);
   if (!lock.ok()) return lock.status();
-  if (std::filesystem::exists(path, ec)) {
+  const auto exists = [&] {
     return Status::InvalidInput(path +
                                 ": a study file already exists here; continue it with --resume, choose another "
                                 "study.storage or study.name, or move the old file away");
-  }
+  };
+  if (std::filesystem::exists(path, ec)) return exists();
   std::unique_ptr<Impl> file = Impl::Make(path, std::move(*lock), config);
   // The file is made under a hidden name beside it and renamed into place once SWMR writing has
   // started. A reader that waits for the study file (a monitoring loop, `watch cleansweep show`)
@@ -320,9 +322,9 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, co
     if (!attempts.ok()) return attempts.status();
     file->attempts = std::move(*attempts);
     CS_RETURN_IF_ERROR(file->StartSwmr());
-    if (::rename(staging.c_str(), path.c_str()) != 0) {
-      return Status::IoError(path + ": cannot put the new study file in place (from " + staging +
-                             "): " + std::strerror(errno));
+    // Never over a file another program put at the path meanwhile (the study lock binds only us).
+    if (Status moved = RenameNoReplace(staging, path); !moved.ok()) {
+      return moved.code() == Status::Code::kInvalidInput ? exists() : moved;
     }
     SyncFolder(target.parent_path());  // the name as durable as the file's first flush
     return Status::Ok();

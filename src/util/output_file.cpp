@@ -1,6 +1,7 @@
 #include "util/output_file.hpp"
 
 #include <fcntl.h>
+#include <stdio.h>  // renameat2, RENAME_NOREPLACE
 #include <unistd.h>
 
 #include <cerrno>
@@ -60,6 +61,27 @@ Status WriteFileAtomically(const std::string& path, const std::string& content) 
     if (RetryOnEintr([&] { return ::fsync(fd.get()); }) != 0) return failed("writing to disk failed");
   }
   if (::rename(temporary.c_str(), path.c_str()) != 0) return failed("cannot put the new file in place");
+  return Status::Ok();
+}
+
+Status RenameNoReplace(const std::string& from, const std::string& to) {
+  const auto exists = [&] { return Status::InvalidInput(to + ": a file already exists here; it was left as it is"); };
+  const auto failed = [&](int error) {
+    return Status::IoError(to + ": cannot put the new file in place (from " + from + "): " + std::strerror(error));
+  };
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return Status::Ok();
+  if (errno == EEXIST) return exists();
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) return failed(errno);
+  // The file system lacks the flag (some network and FUSE ones): a hard link never replaces either.
+  if (::link(from.c_str(), to.c_str()) == 0) {
+    ::unlink(from.c_str());
+    return Status::Ok();
+  }
+  if (errno == EEXIST) return exists();
+  if (errno != EPERM && errno != ENOTSUP && errno != EMLINK) return failed(errno);
+  std::error_code ec;
+  if (fs::exists(to, ec) || ec) return exists();
+  if (::rename(from.c_str(), to.c_str()) != 0) return failed(errno);
   return Status::Ok();
 }
 

@@ -17,4 +17,10 @@ Status CheckOutputPath(const std::string& output, const std::vector<std::string>
 // temporary file is removed and `path` is untouched.
 Status WriteFileAtomically(const std::string& path, const std::string& content);
 
+// Renames `from` to `to` unless something exists at `to`: then InvalidInput, naming `to`, and both
+// are left as they are. Atomic where the file system can (renameat2's RENAME_NOREPLACE, else a
+// hard link and the old name's removal); on one that can neither, `to` is checked and then `from`
+// renamed, and a file made at `to` in between would be replaced.
+Status RenameNoReplace(const std::string& from, const std::string& to);
+
 }  // namespace cleansweep
