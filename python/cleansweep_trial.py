@@ -58,6 +58,7 @@ class Trial:
         # Without its control pipe the trial only misses prune notices; signals still stop it.
         self._control = _inherited_pipe(int(control), env, os.O_RDONLY | os.O_NONBLOCK) if control else None
         self._pruned = False
+        self._pruning = env.get("CLEANSWEEP_PRUNING", "1") != "0"  # whether a notice can come at all
         self._checkpoint_dir = env.get("CLEANSWEEP_CHECKPOINT_DIR", "")
         resume = env.get("CLEANSWEEP_RESUME_STEP", "")
         self._resume_step = int(resume) if resume else None
@@ -80,10 +81,11 @@ class Trial:
         waits up to that long for the notice and returns as soon as one arrives. The verdict on the
         step just reported takes a round trip through rank 0: a trial that looks at once trains one
         more step before it sees a prune or a pause; one that waits longer than the round trip
-        stops at the step it was judged at, and pays the whole wait on every step that goes on."""
+        stops at the step it was judged at, and pays the whole wait on every step that goes on. In
+        a sweep without a pruner (CLEANSWEEP_PRUNING=0) no notice comes, and it never waits."""
         if self._pruned or self._control is None:
             return self._pruned
-        deadline = time.monotonic() + max(0.0, wait)
+        deadline = time.monotonic() + (max(0.0, wait) if self._pruning else 0.0)
         try:
             while True:
                 ready = select.select([self._control], [], [], max(0.0, deadline - time.monotonic()))[0]

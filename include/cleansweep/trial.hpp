@@ -92,6 +92,7 @@ class Trial {
     if (const char* fd = std::getenv("CLEANSWEEP_CONTROL_FD")) {
       trial.control_fd_ = InheritedPipe(std::atoi(fd), O_RDONLY | O_NONBLOCK);
     }
+    if (const char* pruning = std::getenv("CLEANSWEEP_PRUNING")) trial.pruning_ = std::string(pruning) != "0";
     if (const char* dir = std::getenv("CLEANSWEEP_CHECKPOINT_DIR")) trial.checkpoint_dir_ = dir;
     if (const char* step = std::getenv("CLEANSWEEP_RESUME_STEP"); step && *step) trial.resume_step_ = std::atoll(step);
     return trial;
@@ -104,10 +105,11 @@ class Trial {
   // a round trip through rank 0, so a trial that looks at once trains one more step before it sees
   // a prune (or a pause at a rung, docs/pruners.md). A wait longer than that round trip (well under
   // a second on an idle machine) stops it at the step it was judged at; it costs the whole wait on
-  // every step the sweep lets go on, so keep it small against a step's time.
+  // every step the sweep lets go on, so keep it small against a step's time. In a sweep without a
+  // pruner (CLEANSWEEP_PRUNING=0) no notice comes, and it never waits.
   bool ShouldPrune(std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
     if (pruned_ || control_fd_ < 0) return pruned_;
-    const auto deadline = std::chrono::steady_clock::now() + wait;
+    const auto deadline = std::chrono::steady_clock::now() + (pruning_ ? wait : std::chrono::milliseconds(0));
     pollfd p{control_fd_, POLLIN, 0};
     char buf[64];
     for (;;) {
@@ -385,6 +387,7 @@ class Trial {
   int fd_ = -1;
   int control_fd_ = -1;
   bool pruned_ = false;
+  bool pruning_ = true;  // CLEANSWEEP_PRUNING: whether the sweep may send a notice at all
   std::string checkpoint_dir_;
   bool checkpoint_dir_made_ = false;
   std::optional<std::int64_t> resume_step_;

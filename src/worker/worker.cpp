@@ -161,6 +161,8 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   spec.env["CLEANSWEEP_RESUME_STEP"] = assign.resume_step >= 0 ? std::to_string(assign.resume_step) : "";
   spec.env["CLEANSWEEP_REPORT_FD"] = std::to_string(SpawnLauncher::kReportFd);
   spec.env["CLEANSWEEP_CONTROL_FD"] = std::to_string(SpawnLauncher::kControlFd);
+  // Whether a notice can come on it at all: a trial need not wait for a verdict that never comes.
+  spec.env["CLEANSWEEP_PRUNING"] = config_->sampler.kind == "pbt" || config_->pruner.kind != "none" ? "1" : "0";
   // One device, or none: a trial never sees a GPU that belongs to another worker.
   if (!gpu_.empty() || config_->workers.gpus == "none" || !identity_.visible_gpus.devices.empty()) {
     spec.env["CUDA_VISIBLE_DEVICES"] = gpu_;

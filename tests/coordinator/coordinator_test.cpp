@@ -452,6 +452,17 @@ TEST(Coordinator, TrialsGetTheProtocolEnvironment) {
   EXPECT_EQ(env.at("CLEANSWEEP_REPORT_FD"), "3");
   EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "0");
   EXPECT_TRUE(nlohmann::json::parse(env.at("CLEANSWEEP_PARAMS")).contains("x"));
+  EXPECT_EQ(env.at("CLEANSWEEP_PRUNING"), "0");  // no pruner: a trial need not wait for a notice
+}
+
+TEST(Coordinator, TrialsHearWhetherTheSweepMaySendANotice) {
+  // Workers read the config's text, as rank 0 sends it: the pruner goes in there.
+  for (const char* sampler : {"{kind: random}\npruner: {kind: median}", "{kind: pbt, population: 2, interval: 1}"}) {
+    Sweep sweep(Config("{name: c, n_trials: 2}", sampler), 1);
+    const SystemClock clock;
+    ASSERT_TRUE(sweep.Run(clock).ok()) << sampler;
+    EXPECT_EQ(sweep.launcher().last_env().at("CLEANSWEEP_PRUNING"), "1") << sampler;
+  }
 }
 
 }  // namespace

@@ -78,6 +78,14 @@ class TrialHelperTest(unittest.TestCase):
         self.assertFalse(trial.should_prune(wait=30))
         self.assertLess(time.monotonic() - started, 25)
 
+    def test_should_prune_never_waits_in_a_sweep_without_a_pruner(self):
+        trial = cs.Trial(dict(self.env, CLEANSWEEP_PRUNING="0"))
+        started = time.monotonic()
+        self.assertFalse(trial.should_prune(wait=30))
+        self.assertLess(time.monotonic() - started, 25)
+        os.write(self.control_w, b"prune\n")  # a notice already there is still seen
+        self.assertTrue(trial.should_prune(wait=30))
+
     def test_out_of_memory_notice(self):
         trial = cs.Trial(self.env)
         trial.report_out_of_memory("gpu", "CUDA out of memory")

@@ -73,5 +73,16 @@ TEST_F(TrialHeaderTest, ShouldPruneStopsWaitingWhenTheSweepClosesThePipe) {
   EXPECT_LT(Since(started), 25.0);
 }
 
+TEST_F(TrialHeaderTest, ShouldPruneNeverWaitsInASweepWithoutAPruner) {
+  ::setenv("CLEANSWEEP_PRUNING", "0", 1);
+  Trial trial = Trial::FromEnvironment();
+  ::unsetenv("CLEANSWEEP_PRUNING");
+  const auto started = steady_clock::now();
+  EXPECT_FALSE(trial.ShouldPrune(milliseconds(30'000)));
+  EXPECT_LT(Since(started), 25.0);
+  Notify();  // a notice already there is still seen
+  EXPECT_TRUE(trial.ShouldPrune(milliseconds(30'000)));
+}
+
 }  // namespace
 }  // namespace cleansweep
