@@ -1094,8 +1094,9 @@ TEST(CoordinatorFaults, AFailedSendStopsTheSweepNamingTheRankAndKeepsTheRows) {
 // `deaf_to` (a rank) are dropped as if that worker never answered.
 class ResultTap : public Transport {
  public:
-  ResultTap(Transport* inner, std::vector<TrialRecord>* results, int deaf_to = 0)
-      : inner_(inner), results_(results), deaf_to_(deaf_to) {}
+  ResultTap(Transport* inner, std::vector<TrialRecord>* results, int deaf_to = 0,
+            std::function<void()> on_result = nullptr)
+      : inner_(inner), results_(results), deaf_to_(deaf_to), on_result_(std::move(on_result)) {}
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
   Status Send(int dest, const Message& message) override { return inner_->Send(dest, message); }
@@ -1105,6 +1106,7 @@ class ResultTap : public Transport {
     if (const auto* result = std::get_if<ResultMsg>(&(*got)->message)) {
       if ((*got)->source == deaf_to_) return std::optional<Envelope>();
       results_->push_back(result->record);
+      if (on_result_) on_result_();
     }
     return got;
   }
@@ -1113,6 +1115,7 @@ class ResultTap : public Transport {
   Transport* inner_;
   std::vector<TrialRecord>* results_;
   int deaf_to_;
+  std::function<void()> on_result_;
 };
 
 // Runs `sweep` (hanging trials) with the store's `nth` flush failing; the results the coordinator
@@ -1145,13 +1148,29 @@ TEST(CoordinatorFaults, AFailedRunKillsRunningTrialsAndHearsEveryWorkerBeforeItR
   EXPECT_NE(sweep.progress_text.find("stopping: killing 3 running trials"), std::string::npos) << sweep.progress_text;
 }
 
+// A millisecond per read until Open(), a second per read after.
+class GatedClock : public Clock {
+ public:
+  double Now() const override { return static_cast<double>(micros_ += open_ ? 1'000'000 : 1'000) / 1e6; }
+  void Open() { open_ = true; }
+
+ private:
+  mutable std::atomic<long> micros_{0};
+  std::atomic<bool> open_{false};
+};
+
 TEST(CoordinatorFaults, AWorkerThatIsNotHeardAfterAFailureLeavesTheJobToBeAborted) {
   Sweep sweep(Config("{name: c, n_trials: 30, direction: maximize}", "{kind: random, seed: 3}"), 2, /*hang=*/true);
   testing::FaultyStore store(testing::FaultyStore::Call::kFlush, 3);
   sweep.store_override = &store;
   std::vector<TrialRecord> results;
-  sweep.wrap_transport = [&](Transport* inner) { return std::make_unique<ResultTap>(inner, &results, 2); };
-  const SteppingClock clock;  // a second per read: the wait of kill_grace + 10 s passes at once
+  // Once rank 1's result is in, the wait of kill_grace + 10 s passes at once. Not before: the hung
+  // trials stream step reports until they are killed, each a clock read or two in the wait's loop,
+  // and a loaded machine once let twenty of them through before rank 1's worker thread ran.
+  GatedClock clock;
+  sweep.wrap_transport = [&](Transport* inner) {
+    return std::make_unique<ResultTap>(inner, &results, 2, [&clock] { clock.Open(); });
+  };
   Result<RunSummary> summary = sweep.Run(clock);
   ASSERT_FALSE(summary.ok());
   EXPECT_FALSE(sweep.workers_settled);
