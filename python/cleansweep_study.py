@@ -159,6 +159,11 @@ class DamagedStudyError(ValueError):
     """The file is a study file (or claims to be) but cannot be read back."""
 
 
+class StudyReadTimeoutError(TimeoutError):
+    """No consistent copy of a live study file could be read in the time given: a sweep changed the
+    file during every read. Nothing says it is damaged; read it again, or with a longer `timeout`."""
+
+
 def _bounded_retries_open(path):
     """Opens `path` for SWMR reading with HDF5's metadata retries bounded at 20 (its default, 100
     with sleeps doubling from 1 ns, keeps a damaged file busy for hours). h5py has no setting for
@@ -283,9 +288,10 @@ def load_study(path, retries=5, timeout=5.0):
     """Reads `path`, also while a sweep writes it. A read that met a row in the middle of its write
     is read again: as long as the file keeps changing (a live study), until `timeout` seconds have
     passed; a file that fails `retries` times without changing is damaged. A damaged file raises
-    DamagedStudyError within `timeout` seconds, all attempts together."""
+    DamagedStudyError within `timeout` seconds, all attempts together; a live file that changed
+    during the reads that failed, until `timeout` ran out, raises StudyReadTimeoutError."""
     deadline = time.monotonic() + timeout
-    unchanged_failures = 0
+    unchanged_failures = changed_failures = 0
     while True:
         before = _stamp(path)
         try:
@@ -298,8 +304,18 @@ def load_study(path, retries=5, timeout=5.0):
         except (OSError, ValueError, DamagedStudyError) as e:  # a crash or hang of the reading child too
             if isinstance(e, ValueError) and "not a cleansweep study file" in str(e):
                 raise
-            unchanged_failures += 0 if _stamp(path) != before else 1
-            if unchanged_failures >= retries or time.monotonic() >= deadline:
+            if _stamp(path) != before:
+                changed_failures += 1
+            else:
+                unchanged_failures += 1
+            if unchanged_failures >= retries:
+                raise DamagedStudyError(f"{path}: the study file is damaged: it cannot be read back") from None
+            if time.monotonic() >= deadline:
+                if changed_failures:  # a writer was at work: busy, not damaged
+                    raise StudyReadTimeoutError(
+                        f"{path}: no consistent copy of the study file could be read in {timeout:g} s: a sweep "
+                        f"changed it during {changed_failures} of {changed_failures + unchanged_failures} reads; "
+                        "read it again, or call load_study with a longer timeout") from None
                 raise DamagedStudyError(f"{path}: the study file is damaged: it cannot be read back") from None
             time.sleep(0.01 if unchanged_failures == 0 else 0.05 * unchanged_failures)
     for text_attr, crc in (("config", "config_crc32"), ("space", "space_crc32")):  # files since issue 15

@@ -85,4 +85,36 @@ if PYTHONPATH=$src/python /usr/bin/python3 -c "from cleansweep_study import load
   echo "FAIL: loaded a file that is not a study" >&2; exit 1
 fi
 grep -q "not a cleansweep study file" err.txt || { cat err.txt >&2; exit 1; }
+# Reads that keep failing: a file that changed during them is busy (try again, or longer), one that
+# did not is damaged. The reader and the file's stamp are stand-ins, so the verdict is the only thing
+# that can differ.
+PYTHONPATH=$src/python /usr/bin/python3 - "$work/s.h5" << 'PY'
+import itertools
+import sys
+import time
+import cleansweep_study as cs
+
+def torn(path, timeout):
+    time.sleep(0.02)
+    raise ValueError("a trial's attrs are not a JSON object")
+
+cs._read_guarded = torn
+stamps = itertools.count()
+cs._stamp = lambda path: next(stamps)  # every read sees the file change: a sweep writing it
+start = time.monotonic()
+try:
+    cs.load_study(sys.argv[1], timeout=0.5)
+    raise SystemExit("FAIL: a file that could never be read consistently loaded")
+except cs.StudyReadTimeoutError as e:
+    assert "no consistent copy" in str(e) and "longer timeout" in str(e), e
+    assert not isinstance(e, cs.DamagedStudyError)
+assert time.monotonic() - start < 5, "the timeout was not kept"
+cs._stamp = lambda path: (1, 2, 3)  # the file does not change: damaged, after `retries` reads
+try:
+    cs.load_study(sys.argv[1], timeout=30)
+    raise SystemExit("FAIL: a file that never reads back loaded")
+except cs.DamagedStudyError as e:
+    assert "damaged" in str(e), e
+assert time.monotonic() - start < 10, "a damaged file took the whole timeout"
+PY
 echo "PASS: cleansweep_study"
