@@ -95,15 +95,19 @@ Status ChildTrial::Spawn(const ChildStarter& start, UniqueFd* out_w, UniqueFd* r
   ends.error_fd = error_w.get();
   ends.cgroup_fd = cgroup_ ? cgroup_->procs_fd() : -1;
   ends.memory_limit = cgroup_ && cgroup_->memory_limited() ? 0 : spec_.memory_limit_bytes;
+  const double call_monotonic = clock_->Monotonic();
+  const double call_time = clock_->Now();
   Result<StartedChild> child = start(ends);
   out_w->Reset();  // the child holds the write ends now; we must not, or EOF never comes
   report_w->Reset();
   control_r->Reset();
   error_w.Reset();
   if (!child.ok()) return child.status();
-  // Its time starts now, not before a fork server that may have kept us waiting.
-  started_ = clock_->Monotonic();
-  outcome_.start_time = clock_->Now();
+  // A fork of our own: its time starts at the call, since on a loaded machine the program may have
+  // run for a while before fork() returned here. Through a fork server it starts at the answer, not
+  // before a server that may have kept us waiting (a restart, a slow prepare).
+  started_ = child->forked_by_call ? call_monotonic : clock_->Monotonic();
+  outcome_.start_time = child->forked_by_call ? call_time : clock_->Now();
   pid_ = child->pid;
   inherited_rss_kb_ = child->inherited_rss_kb;
   ::setpgid(pid_, pid_);  // also here, so a kill(-pid) right away cannot miss

@@ -22,6 +22,9 @@ namespace cleansweep {
 struct StartedChild {
   pid_t pid = -1;
   std::int64_t inherited_rss_kb = 0;  // resident memory shared with a fork server at birth (MemoryCap)
+  // Forked by the starter itself, at once: the program may run before the call returns, so its time
+  // counts from the call. False where the call may first wait for a helper (a fork server starting).
+  bool forked_by_call = false;
 };
 
 // Starts the process of one trial, which must be a child of this process (fork, or clone with

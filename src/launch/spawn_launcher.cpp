@@ -63,7 +63,7 @@ std::vector<std::string> TrialEnvironment(const std::map<std::string, std::strin
 Result<std::unique_ptr<TrialProcess>> SpawnLauncher::Start(const LaunchSpec& spec) {
   return StartChildTrial(spec, children_, clock_, [&spec](const ChildEnds& ends) -> Result<StartedChild> {
     CS_ASSIGN_OR_RETURN(const pid_t pid, ForkExec(spec, ends));
-    return StartedChild{pid, 0};
+    return StartedChild{pid, 0, /*forked_by_call=*/true};
   });
 }
 

@@ -3,6 +3,7 @@
 // from its plugin build (ForkServerLauncher): both must treat a trial alike.
 #include "launch/spawn_launcher.hpp"
 
+#include "launch/child_trial.hpp"
 #include "launch/fork_server_launcher.hpp"
 
 #include <signal.h>
@@ -260,6 +261,27 @@ TEST_P(LauncherTest, DeadlinesAndTimesFollowTheLaunchersClock) {
   EXPECT_EQ(o.reason, "ran past its timeout of 1h00m");
   EXPECT_EQ(o.signal, SIGTERM);
   EXPECT_NEAR(o.end_time - o.start_time, 61 * 60, 1.0);
+}
+
+// A trial's time starts before a fork of the worker's own: on a loaded machine the child may run
+// for a while before fork() returns. Through a fork server (which may first keep the worker waiting)
+// it starts at the answer. The starter here stands for a fork that returns 5 s late.
+TEST_P(SpawnLauncherTest, ATrialsTimeStartsBeforeItsForkButAfterAHelpersWait) {
+  for (const bool forked_by_call : {true, false}) {
+    ManualClock clock;
+    const double before = clock.Now();
+    const ChildStarter late_fork = [&](const ChildEnds&) -> Result<StartedChild> {
+      const pid_t pid = ::fork();
+      if (pid == 0) ::_exit(0);
+      clock.Advance(std::chrono::seconds(5));
+      return StartedChild{pid, 0, forked_by_call};
+    };
+    Result<std::unique_ptr<TrialProcess>> trial = StartChildTrial(Spec("ok"), &children_, &clock, late_fork);
+    ASSERT_TRUE(trial.ok()) << trial.status().message();
+    std::vector<StepValue> steps;
+    while (!(*trial)->Finished()) (*trial)->Poll(Millis(1000), &steps);
+    EXPECT_EQ((*trial)->Outcome().start_time, forked_by_call ? before : before + 5) << forked_by_call;
+  }
 }
 
 TEST_P(LauncherTest, TrialIgnoringSigtermIsKilledAfterTheGrace) {
