@@ -28,9 +28,10 @@ int MergeCommand(const MergeArgs& args) {
   std::error_code ec;
   const Status usable = CheckOutputPath(args.output, args.shards, "the merged study");
   if (!usable.ok()) return PrintError(usable);
-  if (std::filesystem::exists(args.output, ec)) {
-    return PrintError(Status::InvalidInput(args.output + ": already exists; merge into a new file"));
-  }
+  const auto exists = [&] {
+    return PrintError(Status::InvalidInput(args.output + ": a file already exists here; merge into a new file"));
+  };
+  if (std::filesystem::exists(args.output, ec)) return exists();
   // Hold the output's lock and every shard's for the whole merge: no coordinator may write a
   // shard while it is read, and no second merge may write the same output.
   Result<StudyLock> out_lock = StudyLock::Acquire(args.output);
@@ -59,9 +60,12 @@ int MergeCommand(const MergeArgs& args) {
   const std::string partial =
       (out.parent_path() / ("." + out.filename().string() + ".merging-" + std::to_string(::getpid()))).string();
   Status written = WriteMerged(*merged, partial);
-  if (written.ok()) written = RenameNoReplace(partial, args.output);  // never over a file made meanwhile
+  const bool was_written = written.ok();
+  if (was_written) written = RenameNoReplace(partial, args.output);  // never over a file made meanwhile
   if (!written.ok()) {
     std::filesystem::remove(partial, ec);
+    // A file made there while we merged: the same refusal as one that was there before.
+    if (was_written && written.code() == Status::Code::kInvalidInput) return exists();
     return PrintError(written);
   }
   std::map<std::string, int> states;

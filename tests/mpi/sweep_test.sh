@@ -362,7 +362,7 @@ PY
     expect_exit 2 "$bin/cleansweep" merge all.h5 sh-shard-0-of-3.h5 ./sh-shard-0-of-3.h5
     grep -q "given twice" err.txt || fail "$(cat err.txt)"
     expect_exit 2 "$bin/cleansweep" merge whole.h5 sh-shard-0-of-3.h5
-    grep -q "whole.h5: already exists" err.txt || fail "$(cat err.txt)"
+    grep -q "whole.h5: a file already exists here; merge into a new file" err.txt || fail "$(cat err.txt)"
     [ ! -e all.h5 ] && [ -z "$(ls -A | grep -E '^\.all|merging')" ] || fail "a refused merge left files: $(ls -A)"
     expect_exit 0 "$bin/cleansweep" merge all.h5 sh-shard-*-of-3.h5
     grep -q "merged 3 of 3 shards into all.h5: 20 trials" out.txt || fail "$(cat out.txt)"
