@@ -40,15 +40,35 @@ for line in sys.stdin:
 print("| problem | sampler | tool | seeds @200 | HV @200 | (min-max) | seeds @500 | HV @500 | (min-max) "
       "| sampler ms/trial |")
 print("|---|---|---|---|---|---|---|---|---|---|")
+compared = {}  # (problem, sampler, trials) -> tool -> hypervolumes of the common seeds
 for (problem, sampler), tools in sorted(runs.items()):
     for tool, by_seed in sorted(tools.items()):
         cells = []
         for n in CHECKPOINTS:
             common = set.intersection(*({s for s, r in t.items() if len(r["values"]) >= n} for t in tools.values()))
             hvs = [hypervolume(by_seed[s]["values"][:n], REFERENCE[problem]) for s in sorted(common)]
+            if hvs:
+                compared.setdefault((problem, sampler, n), {})[tool] = hvs
             cells += [str(len(hvs))]
             cells += ["%.4f" % statistics.median(hvs), "%.2f-%.2f" % (min(hvs), max(hvs))] if hvs else ["-", "-"]
         longest = max(len(r["values"]) for r in by_seed.values())
         ms = statistics.median(1000 * r["sampler_seconds"] / longest
                                for r in by_seed.values() if len(r["values"]) == longest)
         print("| %s | %s | %s | %s | %.3f |" % (problem, sampler, tool, " | ".join(cells), ms))
+
+# How sure a gap is: our median minus Optuna's, and a 90% bootstrap interval of that difference
+# (each tool's seeds resampled with replacement, 4,000 times, a fixed generator so the table is the
+# same every run). An interval that holds 0 is a gap the seeds cannot tell from noise.
+rng = np.random.default_rng(0)
+print()
+print("| problem | sampler | trials | seeds | median ours - Optuna's | 90% interval | relative |")
+print("|---|---|---|---|---|---|---|")
+for (problem, sampler, n), by_tool in sorted(compared.items()):
+    if set(by_tool) != {"cleansweep", "optuna"}:
+        continue
+    ours, theirs = np.array(by_tool["cleansweep"]), np.array(by_tool["optuna"])
+    gap = np.median(ours) - np.median(theirs)
+    draws = [np.median(rng.choice(ours, len(ours))) - np.median(rng.choice(theirs, len(theirs))) for _ in range(4000)]
+    low, high = np.percentile(draws, [5, 95])
+    print("| %s | %s | %d | %d | %+.4f | %+.4f to %+.4f | %+.2f%% |"
+          % (problem, sampler, n, len(ours), gap, low, high, 100 * gap / np.median(theirs)))
