@@ -68,6 +68,26 @@ Nsga2Sampler::Nsga2Sampler(SearchSpace space, SamplerOptions options, std::vecto
       options_.mutation_prob > 0 ? options_.mutation_prob : 1.0 / static_cast<double>(std::max<size_t>(1, searched));
 }
 
+namespace {
+
+// The ranks of `points` when only the last one is new and the others keep `ranks`, those they had
+// among themselves (the population: what selection left out never dominated what it
+// kept). Unless the new point dominates one of them, theirs stay, and its own is one past its
+// highest dominator's: 2N domination tests instead of the N^2 / 2 of a full sort. Empty where the
+// full sort is needed.
+std::vector<int> RanksWithOneMore(const std::vector<Point>& points, std::vector<int> ranks) {
+  const Point& fresh = points.back();
+  int rank = 0;
+  for (size_t i = 0; i + 1 < points.size(); ++i) {
+    if (Dominates(fresh, points[i])) return {};
+    if (Dominates(points[i], fresh)) rank = std::max(rank, ranks[i] + 1);
+  }
+  ranks.push_back(rank);
+  return ranks;
+}
+
+}  // namespace
+
 void Nsga2Sampler::Update(const TrialHistory& history) {
   if (seen_ == history.finished.size()) return;
   std::vector<Member> fresh;
@@ -91,6 +111,7 @@ void Nsga2Sampler::Update(const TrialHistory& history) {
     fresh.push_back({std::move(point), 0, seen_, 0, 0});
   }
   if (fresh.empty()) return;
+  const size_t added = fresh.size();
   std::vector<Member> pool = std::move(population_);
   pool.reserve(pool.size() + fresh.size());
   for (Member& m : fresh) pool.push_back(std::move(m));
@@ -107,7 +128,13 @@ void Nsga2Sampler::Update(const TrialHistory& history) {
   std::vector<Point> points;
   points.reserve(pool.size());
   for (size_t i = 0; i < feasible; ++i) points.push_back(std::move(pool[i].point));
-  std::vector<int> ranks = NondominatedRanks(points);
+  std::vector<int> ranks;
+  if (added == 1 && feasible == pool.size()) {
+    std::vector<int> kept(pool.size() - 1);
+    for (size_t i = 0; i < kept.size(); ++i) kept[i] = pool[i].rank;
+    ranks = RanksWithOneMore(points, std::move(kept));
+  }
+  if (ranks.empty()) ranks = NondominatedRanks(points);
   const int next_rank = ranks.empty() ? 0 : *std::max_element(ranks.begin(), ranks.end()) + 1;
   for (size_t i = feasible; i < pool.size(); ++i) {
     ranks.push_back(next_rank + static_cast<int>(i - feasible));
