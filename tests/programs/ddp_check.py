@@ -39,7 +39,10 @@ def main():
         if how == "hang":
             while True:
                 time.sleep(1)
-        return 3
+        # At once: a normal exit tears the interpreter down after the group's sockets close, and
+        # under load rank 0 can see them close, fail and end first (CI once named rank 0 so).
+        sys.stdout.flush()
+        os._exit(3)
     torch.manual_seed(0)  # the same initial weights everywhere; DDP broadcasts rank 0's anyway
     model = nn.parallel.DistributedDataParallel(nn.Linear(8, 1))
     torch.manual_seed(100 + rank)  # different data on every rank
