@@ -308,14 +308,13 @@ def load_study(path, retries=5, timeout=5.0):
                 changed_failures += 1
             else:
                 unchanged_failures += 1
-            if unchanged_failures >= retries:
-                raise DamagedStudyError(f"{path}: the study file is damaged: it cannot be read back") from None
-            if time.monotonic() >= deadline:
-                if changed_failures:  # a writer was at work: busy, not damaged
-                    raise StudyReadTimeoutError(
-                        f"{path}: no consistent copy of the study file could be read in {timeout:g} s: a sweep "
-                        f"changed it during {changed_failures} of {changed_failures + unchanged_failures} reads; "
-                        "read it again, or call load_study with a longer timeout") from None
+            out_of_time = time.monotonic() >= deadline
+            if out_of_time and changed_failures and unchanged_failures < retries:  # a writer at work: busy
+                raise StudyReadTimeoutError(
+                    f"{path}: no consistent copy of the study file could be read in {timeout:g} s: a sweep "
+                    f"changed it during {changed_failures} of {changed_failures + unchanged_failures} reads; "
+                    "read it again, or call load_study with a longer timeout") from None
+            if out_of_time or unchanged_failures >= retries:
                 raise DamagedStudyError(f"{path}: the study file is damaged: it cannot be read back") from None
             time.sleep(0.01 if unchanged_failures == 0 else 0.05 * unchanged_failures)
     for text_attr, crc in (("config", "config_crc32"), ("space", "space_crc32")):  # files since issue 15
