@@ -4,7 +4,8 @@
 // bench/optuna_mo_bench.py prints the same for Optuna; bench/mo_summarize.py computes the
 // hypervolumes of both with one implementation.
 //
-//   mo_bench --sampler nsga2 --trials 500 --seeds 5 [--problem zdt1] [--set sampler.population_size=40]
+//   mo_bench --sampler nsga2 --trials 500 --seeds 5 [--first-seed 20] [--problem zdt1]
+//            [--set sampler.population_size=40]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -68,9 +69,9 @@ StudyConfig Config(const std::string& sampler, std::uint64_t seed, const Problem
   return *config;
 }
 
-void Run(const std::string& name, const Problem& problem, const std::string& sampler_kind, int trials, int seeds,
-         const std::vector<std::string>& sets) {
-  for (int seed = 0; seed < seeds; ++seed) {
+void Run(const std::string& name, const Problem& problem, const std::string& sampler_kind, int trials, int first_seed,
+         int seeds, const std::vector<std::string>& sets) {
+  for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
     const StudyConfig config = Config(sampler_kind, static_cast<std::uint64_t>(seed), problem, sets);
     Result<std::unique_ptr<Sampler>> sampler = MakeSampler(config);
     if (!sampler.ok()) {
@@ -108,11 +109,12 @@ void Run(const std::string& name, const Problem& problem, const std::string& sam
 int main(int argc, char** argv) {
   CLI::App app{"cleansweep multi-objective sampler benchmark"};
   std::string sampler = "nsga2", only;
-  int trials = 500, seeds = 5;
+  int trials = 500, first_seed = 0, seeds = 5;
   std::vector<std::string> sets;
   app.add_option("--sampler", sampler);
   app.add_option("--trials", trials);
-  app.add_option("--seeds", seeds);
+  app.add_option("--seeds", seeds, "how many seeds");
+  app.add_option("--first-seed", first_seed, "the first of them (held-out seeds for trying a setting)");
   app.add_option("--problem", only, "zdt1, zdt2, zdt3 or dtlz2 (default: all)");
   app.add_option("--set", sets, "config overrides, e.g. sampler.population_size=40");
   CLI11_PARSE(app, argc, argv);
@@ -122,7 +124,7 @@ int main(int argc, char** argv) {
       {"zdt3", {30, 2, [](const std::vector<double>& x) { return Zdt(x, 3); }}},
       {"dtlz2", {12, 3, Dtlz2}}};
   for (const auto& [name, problem] : problems) {
-    if (only.empty() || only == name) Run(name, problem, sampler, trials, seeds, sets);
+    if (only.empty() || only == name) Run(name, problem, sampler, trials, first_seed, seeds, sets);
   }
   return 0;
 }
