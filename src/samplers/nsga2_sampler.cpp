@@ -68,26 +68,6 @@ Nsga2Sampler::Nsga2Sampler(SearchSpace space, SamplerOptions options, std::vecto
       options_.mutation_prob > 0 ? options_.mutation_prob : 1.0 / static_cast<double>(std::max<size_t>(1, searched));
 }
 
-namespace {
-
-// The ranks of `points` when only the last one is new and the others keep `ranks`, those they had
-// among themselves (the population: what selection left out never dominated what it
-// kept). Unless the new point dominates one of them, theirs stay, and its own is one past its
-// highest dominator's: 2N domination tests instead of the N^2 / 2 of a full sort. Empty where the
-// full sort is needed.
-std::vector<int> RanksWithOneMore(const std::vector<Point>& points, std::vector<int> ranks) {
-  const Point& fresh = points.back();
-  int rank = 0;
-  for (size_t i = 0; i + 1 < points.size(); ++i) {
-    if (Dominates(fresh, points[i])) return {};
-    if (Dominates(points[i], fresh)) rank = std::max(rank, ranks[i] + 1);
-  }
-  ranks.push_back(rank);
-  return ranks;
-}
-
-}  // namespace
-
 void Nsga2Sampler::Update(const TrialHistory& history) {
   if (seen_ == history.finished.size()) return;
   std::vector<Member> fresh;

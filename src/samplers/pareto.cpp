@@ -114,6 +114,17 @@ std::vector<int> NondominatedRanks(const std::vector<Point>& points) {
   return rank;
 }
 
+std::vector<int> RanksWithOneMore(const std::vector<Point>& points, std::vector<int> ranks) {
+  const Point& fresh = points.back();
+  int rank = 0;
+  for (size_t i = 0; i + 1 < points.size(); ++i) {
+    if (Dominates(fresh, points[i])) return {};
+    if (Dominates(points[i], fresh)) rank = std::max(rank, ranks[i] + 1);
+  }
+  ranks.push_back(rank);
+  return ranks;
+}
+
 std::vector<double> CrowdingDistances(const std::vector<Point>& front) {
   const size_t n = front.size();
   const double inf = std::numeric_limits<double>::infinity();

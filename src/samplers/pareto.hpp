@@ -22,6 +22,13 @@ bool WeaklyDominates(const Point& a, const Point& b);
 // only front 0 dominates, and so on. O(M N^2) for N points of M components; O(N log N) for two.
 std::vector<int> NondominatedRanks(const std::vector<Point>& points);
 
+// NondominatedRanks(points) when only the last point is new and `ranks` are those the others have
+// among themselves (NSGA-II's population: what selection left out never dominated what it kept).
+// Unless the new point dominates one of them, theirs stay and its own is one past its highest
+// dominator's: 2N domination tests instead of a full sort. Empty when it dominates one (then the
+// full sort is needed).
+std::vector<int> RanksWithOneMore(const std::vector<Point>& points, std::vector<int> ranks);
+
 // NSGA-II's crowding distance of each point within one front: the sum over components of the gap
 // between its neighbours, divided by the front's range; infinite at a component's extremes.
 std::vector<double> CrowdingDistances(const std::vector<Point>& front);

@@ -65,6 +65,36 @@ TEST(Pareto, NondominatedSortingAgreesWithPeelingInTwoAndThreeDimensions) {
   }
 }
 
+// NSGA-II ranks a trial that joins a ranked population from the members' ranks; that must be the
+// full sort's answer, for every kind of newcomer (dominated, on the front, equal to a member), and
+// the shortcut must decline exactly when the newcomer dominates a member.
+TEST(Pareto, RanksWithOneMoreAgreeWithAFullSortOrDecline) {
+  SplitMix64 rng(7);
+  int taken = 0, declined = 0;
+  for (int round = 0; round < 2000; ++round) {
+    const size_t objectives = 2 + round % 2;
+    const size_t n = 1 + rng.Next() % 40;
+    const bool coarse = round % 3 == 0;  // a few values per component: ties and equal points
+    std::vector<Point> points(n, Point(objectives));
+    for (Point& p : points) {
+      for (double& v : p) v = coarse ? static_cast<double>(rng.Next() % 4) : rng.Uniform();
+    }
+    const std::vector<Point> members(points.begin(), points.end() - 1);
+    bool dominates_one = false;
+    for (const Point& m : members) dominates_one = dominates_one || Dominates(points.back(), m);
+    const std::vector<int> ranks = RanksWithOneMore(points, NondominatedRanks(members));
+    if (dominates_one) {
+      EXPECT_TRUE(ranks.empty()) << "round " << round;
+      ++declined;
+    } else {
+      EXPECT_EQ(ranks, NondominatedRanks(points)) << "round " << round;
+      ++taken;
+    }
+  }
+  EXPECT_GT(taken, 500);  // both branches were exercised
+  EXPECT_GT(declined, 500);
+}
+
 TEST(Pareto, CrowdingDistanceIsInfiniteAtTheEndsAndSumsNormalisedGaps) {
   const std::vector<double> d = CrowdingDistances({{0, 4}, {1, 2}, {4, 0}, {2, 1}});
   const double inf = std::numeric_limits<double>::infinity();
