@@ -59,14 +59,14 @@ int MergeCommand(const MergeArgs& args) {
   const std::filesystem::path out(args.output);
   const std::string partial =
       (out.parent_path() / ("." + out.filename().string() + ".merging-" + std::to_string(::getpid()))).string();
-  Status written = WriteMerged(*merged, partial);
-  const bool was_written = written.ok();
-  if (was_written) written = RenameNoReplace(partial, args.output);  // never over a file made meanwhile
-  if (!written.ok()) {
+  if (const Status written = WriteMerged(*merged, partial); !written.ok()) {
+    std::filesystem::remove(partial, ec);
+    return PrintError(written);
+  }
+  if (const Status renamed = RenameNoReplace(partial, args.output); !renamed.ok()) {  // never over a file
     std::filesystem::remove(partial, ec);
     // A file made there while we merged: the same refusal as one that was there before.
-    if (was_written && written.code() == Status::Code::kInvalidInput) return exists();
-    return PrintError(written);
+    return renamed.code() == Status::Code::kInvalidInput ? exists() : PrintError(renamed);
   }
   std::map<std::string, int> states;
   for (const TrialRecord& r : merged->trials) ++states[TrialStateName(r.state)];
