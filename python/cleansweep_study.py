@@ -37,6 +37,7 @@ leave out trials with violation > 0. `user_attrs()` spreads those into columns. 
 import json
 import os
 import pickle
+import resource
 import select
 import signal
 import time
@@ -259,6 +260,22 @@ def _reread_row(dataset, i, rows):
     return True
 
 
+def _limit_memory(file_size):
+    """In the reading child: a damaged length that asks HDF5 for terabytes fails at once instead of
+    taking the machine's memory. As in `cleansweep show`, the child may allocate 2 GiB, or 32 bytes a
+    byte of file if more, beyond what the process (a notebook's, maybe large) already holds."""
+    try:
+        with open("/proc/self/status") as status:
+            held = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmData:"))
+        limit = held + max(2 << 30, 32 * file_size)
+        _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard if hard != resource.RLIM_INFINITY else limit))
+    except (OSError, ValueError, StopIteration):
+        pass  # no /proc, or a limit we may not set: read without one
+
+
 def _read_guarded(path, timeout):
     """_read in a forked child. HDF5 follows unchecksummed lengths in a damaged file's raw data (a
     segfault, or an allocation without bound), so, like `cleansweep show`, the reading happens where
@@ -270,6 +287,7 @@ def _read_guarded(path, timeout):
     if pid == 0:  # the child: read, send, and leave without running the parent's exit handlers
         os.close(read_end)
         try:
+            _limit_memory(os.stat(path).st_size)
             payload = pickle.dumps(("ok", _read(path)))
         except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent as text
             payload = pickle.dumps(("error", type(e).__name__, str(e)))
@@ -284,7 +302,9 @@ def _read_guarded(path, timeout):
             if left <= 0 or not select.select([pipe], [], [], left)[0]:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                raise DamagedStudyError(f"{path}: the study file is damaged: reading it did not finish in time")
+                raise DamagedStudyError(
+                    f"{path}: the study file is damaged: reading it did not finish in time (a healthy file on "
+                    "slow storage may need load_study(path, timeout=...) longer than the default)")
             chunk = os.read(pipe.fileno(), 1 << 16)
             if not chunk:
                 break
@@ -346,13 +366,22 @@ def _check_text_crcs(raw):
             raise ValueError("a trial's texts do not match their checksum")
 
 
-def load_study(path, retries=5, timeout=5.0):
+# The default timeout, as `cleansweep show` allows a read: 5 s, and a second for every 32 MB of file.
+_BASE_TIMEOUT = 5.0
+_BYTES_PER_SECOND = 32e6
+
+
+def load_study(path, retries=5, timeout=None):
     """Reads `path`, also while a sweep writes it. Rows met in the middle of their write are read
     again alone (for up to 1.3 s); a read that still fails is done again whole: as long as the file
-    keeps changing (a live study), until `timeout` seconds have passed; a file that fails `retries`
-    times without changing is damaged. A damaged file raises
-    DamagedStudyError within `timeout` seconds, all attempts together; a live file that changed
-    during the reads that failed, until `timeout` ran out, raises StudyReadTimeoutError."""
+    keeps changing (a live study), until `timeout` seconds have passed (by default 5 s and a second
+    for every 32 MB of file); a file that fails `retries` times without changing is damaged. A
+    damaged file raises DamagedStudyError within `timeout` seconds, all attempts together; a live
+    file that changed during the reads that failed, until `timeout` ran out, raises
+    StudyReadTimeoutError."""
+    if timeout is None:
+        stamp = _stamp(path)
+        timeout = _BASE_TIMEOUT + (stamp[0] / _BYTES_PER_SECOND if stamp else 0)
     deadline = time.monotonic() + timeout
     unchanged_failures = changed_failures = 0
     while True:
@@ -374,11 +403,12 @@ def load_study(path, retries=5, timeout=5.0):
             out_of_time = time.monotonic() >= deadline
             if out_of_time and changed_failures and unchanged_failures < retries:  # a writer at work: busy
                 raise StudyReadTimeoutError(
-                    f"{path}: no consistent copy of the study file could be read in {timeout:g} s: a sweep "
+                    f"{path}: no consistent copy of the study file could be read in {timeout:.3g} s: a sweep "
                     f"changed it during {changed_failures} of {changed_failures + unchanged_failures} reads; "
                     "read it again, or call load_study with a longer timeout") from None
-            if out_of_time or unchanged_failures >= retries:
-                raise DamagedStudyError(f"{path}: the study file is damaged: it cannot be read back") from None
+            if out_of_time or unchanged_failures >= retries:  # the last failure says how
+                reason = str(e).removeprefix(f"{path}: ").removeprefix("the study file is damaged: ")
+                raise DamagedStudyError(f"{path}: the study file is damaged: {reason}") from None
             time.sleep(0.01 if unchanged_failures == 0 else 0.05 * unchanged_failures)
     for text_attr, crc in (("config", "config_crc32"), ("space", "space_crc32")):  # files since issue 15
         stored = str(attrs.get(text_attr, "")).encode("utf-8", "surrogateescape")

@@ -115,7 +115,36 @@ try:
     raise SystemExit("FAIL: a file that never reads back loaded")
 except cs.DamagedStudyError as e:
     assert "damaged" in str(e), e
+    assert "a trial's attrs are not a JSON object" in str(e), f"the verdict does not say why: {e}"
 assert time.monotonic() - start < 10, "a damaged file took the whole timeout"
+# The default timeout grows with the file, as `cleansweep show`'s does: 5 s and 1 s per 32 MB.
+given = []
+def recorded(path, timeout):
+    given.append(timeout)
+    raise OSError(f"{path}: Can't read data (wrong B-tree signature)")
+cs._read_guarded = recorded
+cs._stamp = lambda path: (320_000_000, 2, 3)  # a 320 MB file that does not change
+try:
+    cs.load_study(sys.argv[1])
+    raise SystemExit("FAIL: a file that never reads back loaded")
+except cs.DamagedStudyError as e:
+    assert str(e) == f"{sys.argv[1]}: the study file is damaged: Can't read data (wrong B-tree signature)", e
+assert 14.0 < given[0] <= 15.0, f"a 320 MB file's first read was given {given[0]} s, not about 15"
+PY
+# The reading child's memory limit: 2 GiB beyond what the process already holds (here 1 GiB of
+# arrays, as a notebook might), so a damaged length cannot take the machine's memory.
+PYTHONPATH=$src/python /usr/bin/python3 - << 'PY'
+import numpy as np
+import cleansweep_study as cs
+
+held = np.ones(1 << 27)  # 1 GiB the process holds before it reads
+cs._limit_memory(file_size=1000)
+room = bytearray(1 << 30)  # within the 2 GiB
+try:
+    bytearray(4 << 30)
+    raise SystemExit("FAIL: the reading child could allocate 4 GiB more")
+except MemoryError:
+    pass
 PY
 # A row caught in the middle of its write (texts that disagree with its checksum, or a block HDF5
 # cannot read) is read again on its own, from the file opened anew, while the rest of the read
