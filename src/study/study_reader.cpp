@@ -137,6 +137,21 @@ bool TakeTexts(bool read, TextCells* cells, std::string* reason, std::string* ta
 
 constexpr hsize_t kTextBlockRows = 256;
 
+// Rows [first, first + count) into `cells` (count <= kTextBlockRows) with one read; a block HDF5
+// cannot read (a heap address past the end it knows of) is read row by row. `read[i]`: row
+// first + i was read (its texts are then to be taken out by TakeTexts).
+void ReadTextBlock(hid_t dataset, hid_t type, hsize_t first, hsize_t count, TextCells* cells, bool* read) {
+  std::fill(cells, cells + count, TextCells{});
+  const bool block = ReadTextCells(dataset, type, first, count, cells);
+  for (hsize_t i = 0; i < count; ++i) {
+    read[i] = block;
+    if (!block) {
+      cells[i] = TextCells{};
+      read[i] = ReadTextCells(dataset, type, first + i, 1, &cells[i]);
+    }
+  }
+}
+
 // A live writer rewrites rows many times a second (RUNNING, then the end), and HDF5 keeps variable-
 // length texts in its global heap, outside the row: a reader can see a row's new cells with its
 // old heap (or an address past the end it knows of), and the row's checksum then disagrees with
@@ -175,19 +190,13 @@ Result<RowTexts> ReadTexts(hid_t dataset) {
   texts.attrs.resize(rows);
   const h5::Handle type = TextCellsType();
   std::vector<TextCells> cells(kTextBlockRows);
+  bool read[kTextBlockRows];
   for (hsize_t first = 0; first < rows; first += kTextBlockRows) {
     const hsize_t count = std::min(kTextBlockRows, rows - first);
-    std::fill(cells.begin(), cells.end(), TextCells{});
-    // A block HDF5 cannot read (a heap address past the end it knows of) is read row by row.
-    const bool block = ReadTextCells(dataset, type.get(), first, count, cells.data());
+    ReadTextBlock(dataset, type.get(), first, count, cells.data(), read);
     for (hsize_t i = 0; i < count; ++i) {
       const hsize_t row = first + i;
-      bool read = block;
-      if (!block) {
-        cells[i] = TextCells{};
-        read = ReadTextCells(dataset, type.get(), row, 1, &cells[i]);
-      }
-      if (!TakeTexts(read, &cells[i], &texts.reasons[row], &texts.tails[row], &texts.attrs[row])) {
+      if (!TakeTexts(read[i], &cells[i], &texts.reasons[row], &texts.tails[row], &texts.attrs[row])) {
         texts.unsettled.push_back(row);
       }
     }
@@ -570,11 +579,22 @@ Status ReadUnsettledTexts(const std::string& path, StudyData* study, std::vector
                       h5::CheckId(H5Dopen2(file.get(), "trials", H5P_DEFAULT), path + ": missing dataset /trials"));
   const h5::Handle type = TextCellsType();
   std::vector<size_t> still;
-  for (const size_t row : *unsettled) {
-    TrialRecord& r = study->trials[row];
-    TextCells cells;
-    const bool read = ReadTextCells(dataset.get(), type.get(), row, 1, &cells);
-    if (!TakeTexts(read, &cells, &r.reason, &r.output_tail, &r.attrs_json)) still.push_back(row);
+  std::vector<TextCells> cells(kTextBlockRows);
+  bool read[kTextBlockRows];
+  // Runs of consecutive rows a block at a time: a damaged file can have every row here, and a
+  // read per row took seconds for 20,000 rows (the reader's deadline, not the checksum, spoke).
+  for (size_t k = 0; k < unsettled->size();) {
+    size_t end = k + 1;
+    while (end < unsettled->size() && end - k < kTextBlockRows && (*unsettled)[end] == (*unsettled)[end - 1] + 1) {
+      ++end;
+    }
+    const size_t first = (*unsettled)[k];
+    ReadTextBlock(dataset.get(), type.get(), first, end - k, cells.data(), read);
+    for (size_t i = 0; i < end - k; ++i) {
+      TrialRecord& r = study->trials[first + i];
+      if (!TakeTexts(read[i], &cells[i], &r.reason, &r.output_tail, &r.attrs_json)) still.push_back(first + i);
+    }
+    k = end;
   }
   *unsettled = std::move(still);
   return Status::Ok();
@@ -601,8 +621,11 @@ Result<StudyData> ReadStudyFileInProcess(const std::string& path) {
     if (!again.ok() && again.code() != Status::Code::kIoError) return again;
   }
   if (study.ok() && !unsettled.empty()) {
-    return DamagedStudy(path, "trial " + std::to_string(study->trials[unsettled.front()].number) +
-                                  ": its texts (reason, output tail, attrs) do not match their checksum");
+    const std::string first = "trial " + std::to_string(study->trials[unsettled.front()].number);
+    return DamagedStudy(path, unsettled.size() == 1
+                                  ? first + ": its texts (reason, output tail, attrs) do not match their checksum"
+                                  : first + " and " + std::to_string(unsettled.size() - 1) +
+                                        " more: their texts (reason, output tail, attrs) do not match their checksums");
   }
   // A file that opens but cannot be read back seven times over, 1.3 s in all, is damaged.
   if (!study.ok() && study.status().code() == Status::Code::kIoError)

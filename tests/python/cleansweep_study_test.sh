@@ -199,15 +199,32 @@ _, trials, _, _ = cs._read(sys.argv[1])
 assert len(opens) == 3, opens
 for name in real["trials"].dtype.names:  # every row as the real table has it (NaN equal to NaN)
     np.testing.assert_array_equal(trials[name], real["trials"][name], err_msg=name)
-# A row that never settles: six more opens, then the read fails as torn.
-opens.clear()
-cs._bounded_retries_open = serve([(torn([2]), [])])
+# A row that never settles: six more opens, then the read fails, naming it; many are counted.
+for rows, verdict in (([2], "trial 2: its texts (reason, output tail, attrs) do not match their checksum"),
+                      (list(range(3, 30)), "trial 3 and 26 more: their texts (reason, output tail, attrs) do "
+                                           "not match their checksums")):
+    opens.clear()
+    cs._bounded_retries_open = serve([(torn(rows), [])])
+    try:
+        cs._read(sys.argv[1])
+        raise SystemExit("FAIL: a row that never settled was returned")
+    except cs.RowsDisagreeError as e:
+        assert str(e) == verdict, e
+    assert len(opens) == 7, opens
+# Such rows in a file that did not change while they were read: damaged at once, not after
+# `retries` more whole reads (which, for a large file, ran into the timeout and said so instead).
+calls = []
+def disagree(path, timeout):
+    calls.append(path)
+    raise cs.RowsDisagreeError("trial 3 and 26 more: their texts do not match their checksums")
+real_read, cs._read_guarded = cs._read_guarded, disagree
 try:
-    cs._read(sys.argv[1])
-    raise SystemExit("FAIL: a row that never settled was returned")
-except ValueError as e:
-    assert "caught in a write" in str(e), e
-assert len(opens) == 7, opens
+    cs.load_study(sys.argv[1])
+    raise SystemExit("FAIL: rows that never agreed loaded")
+except cs.DamagedStudyError as e:
+    assert str(e).endswith("damaged: trial 3 and 26 more: their texts do not match their checksums"), e
+assert len(calls) == 1, calls
+cs._read_guarded = real_read
 # Through load_study (which reads in a child): the torn rows come back whole.
 opens.clear()
 cs._bounded_retries_open = serve([(torn([0, 29]), []), (real["trials"], [])])
