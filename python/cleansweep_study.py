@@ -316,12 +316,31 @@ def _limit_memory(file_size):
         pass  # no /proc, or a limit we may not set: read without one
 
 
+def _has_hdf5_signature(path):
+    """HDF5's signature at byte 0, 512, 1024, 2048, ... (a user block may come first), as HDF5 looks."""
+    with open(path, "rb") as f:
+        size, offset = os.fstat(f.fileno()).st_size, 0
+        while offset + 8 <= size:
+            f.seek(offset)
+            if f.read(8) == b"\x89HDF\r\n\x1a\n":
+                return True
+            offset = 512 if offset == 0 else 2 * offset
+    return False
+
+
 def _read_guarded(path, timeout):
     """_read in a forked child. HDF5 follows unchecksummed lengths in a damaged file's raw data (a
     segfault, or an allocation without bound), so, like `cleansweep show`, the reading happens where
     a crash or a hang ends only the child; the answer comes back pickled through a pipe."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such study file")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path}: a folder, not a study file: give a study's .h5 file")
+    if not os.access(path, os.R_OK):
+        raise PermissionError(f"{path}: cannot read the study file: permission denied")
+    if not _has_hdf5_signature(path):
+        raise DamagedStudyError(
+            f"{path}: not an HDF5 file (no HDF5 signature: a damaged study file, or no study file at all)")
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: read, send, and leave without running the parent's exit handlers
@@ -433,11 +452,11 @@ def load_study(path, retries=5, timeout=None):
             text, cells = _decoded_text(raw)
             _check_text_crcs(raw)
             break
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError, PermissionError):
             raise
         except (OSError, ValueError, DamagedStudyError) as e:  # a crash or hang of the reading child too
-            if isinstance(e, ValueError) and "not a cleansweep study file" in str(e):
-                raise
+            if isinstance(e, ValueError) and ("not a cleansweep study file" in str(e) or "not an HDF5 file" in str(e)):
+                raise  # nothing a second read could change
             if _stamp(path) != before:
                 changed_failures += 1
             elif isinstance(e, RowsDisagreeError):  # rows that stayed wrong through 1.3 s of reads

@@ -492,6 +492,9 @@ Status ReadAttempts(hid_t file, StudyData* study) {
 Result<StudyData> ReadStudyFileOnce(const std::string& path, std::vector<size_t>* unsettled) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::InvalidInput(path + ": no such study file");
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidInput(path + ": a folder, not a study file: give a study's .h5 file");
+  }
   if (::access(path.c_str(), R_OK) != 0) {
     return Status::InvalidInput(path + ": cannot read the study file: " + std::strerror(errno));
   }

@@ -84,6 +84,7 @@ resume: a longer choice even with --force | cp $study_dir/results/h.h5 results/h
 resume: changed objective | cp $study_dir/results/h.h5 results/h.h5 | run c.yaml --resume --set study.direction=minimize | 2 | study.direction: was maximize, now minimize
 resume: study in use | cp $study_dir/results/h.h5 results/h.h5 && : > results/h.h5.lock && (flock $PWD/results/h.h5.lock sleep 30 &) && sleep 0.3 | run c.yaml --resume | 2 | the study is in use
 show: not a study | echo hi > x.h5 | show x.h5 | 2 | not an HDF5 file
+show: a folder | : | show results | 2 | results: a folder, not a study file
 issue 15: duplicate parameter | echo '  n: {type: int, low: 1, high: 3}' >> c.yaml | run c.yaml | 2 | c.yaml:9:3: space.n: appears twice in one mapping (lines 6 and 9)
 issue 15: duplicate section | echo 'study: {name: other}' >> c.yaml | run c.yaml | 2 | study: appears twice in one mapping (lines 1 and 9)
 issue 15: zero timeout | sed -i 's/timeout: 30s/timeout: 0s/' c.yaml | run c.yaml | 2 | trial.timeout: must be longer than 0s

@@ -85,6 +85,27 @@ if PYTHONPATH=$src/python /usr/bin/python3 -c "from cleansweep_study import load
   echo "FAIL: loaded a file that is not a study" >&2; exit 1
 fi
 grep -q "not a cleansweep study file" err.txt || { cat err.txt >&2; exit 1; }
+# Nor are a folder and a file without HDF5's signature, said at once, as `cleansweep show` says them.
+mkdir -p "$work/folder.h5" && echo "not hdf5" > "$work/text.h5"
+PYTHONPATH=$src/python /usr/bin/python3 - "$work" << 'PY'
+import sys
+import cleansweep_study as cs
+
+looks = []
+has_signature = cs._has_hdf5_signature
+cs._has_hdf5_signature = lambda path: looks.append(path) or has_signature(path)
+try:
+    cs.load_study(f"{sys.argv[1]}/folder.h5")
+    raise SystemExit("FAIL: loaded a folder")
+except IsADirectoryError as e:
+    assert str(e) == f"{sys.argv[1]}/folder.h5: a folder, not a study file: give a study's .h5 file", e
+try:
+    cs.load_study(f"{sys.argv[1]}/text.h5")
+    raise SystemExit("FAIL: loaded a text file")
+except cs.DamagedStudyError as e:
+    assert "text.h5: not an HDF5 file (no HDF5 signature" in str(e), e
+assert len(looks) == 1, f"no second read can change these verdicts, yet there were {len(looks)}"
+PY
 # Reads that keep failing: a file that changed during them is busy (try again, or longer), one that
 # did not is damaged. The reader and the file's stamp are stand-ins, so the verdict is the only thing
 # that can differ.

@@ -174,6 +174,9 @@ TEST(StudyFile, ReadingSomethingElseIsAClearError) {
   TempDir dir;
   EXPECT_NE(ReadStudyFile(dir.File("missing.h5")).status().message().find("no such study file"), std::string::npos);
   EXPECT_NE(ReadStudyFile(dir.Write("x.h5", "hello")).status().message().find("not an HDF5 file"), std::string::npos);
+  std::filesystem::create_directory(dir.File("results"));
+  EXPECT_NE(ReadStudyFile(dir.File("results")).status().message().find("results: a folder, not a study file"),
+            std::string::npos);
 }
 
 TEST(StudyFile, AKilledWriterLeavesAFileThatOpensAndResumes) {
