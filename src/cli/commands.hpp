@@ -61,4 +61,8 @@ int CleanCommand(const CleanArgs& args);
 // Prints "cleansweep: error: <message>" to stderr and returns the exit status for `status`.
 int PrintError(const Status& status);
 
+// A command's exit status, once what it printed has reached standard output: `show > /dev/full`,
+// or onto a full disk, fails with status 1 and says so, instead of exiting 0 with the output lost.
+int CheckStandardOutput(int code);
+
 }  // namespace cleansweep

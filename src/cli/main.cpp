@@ -114,10 +114,19 @@ int main(int argc, char** argv) {
   }
   if (run_cmd->parsed()) return RunCommand(run, &argc, &argv);
   if (resume_cmd->parsed()) return RunCommand(resume, &argc, &argv);
-  if (validate_cmd->parsed()) return ValidateCommand(validate);
-  if (show_cmd->parsed()) return ShowCommand(show);
-  if (merge_cmd->parsed()) return MergeCommand(merge);
-  if (report_cmd->parsed()) return ReportCommand(report);
-  if (clean_cmd->parsed()) return CleanCommand(clean);
-  return ExportCommand(exp);
+  int code = kExitOk;
+  if (validate_cmd->parsed()) {
+    code = ValidateCommand(validate);
+  } else if (show_cmd->parsed()) {
+    code = ShowCommand(show);
+  } else if (merge_cmd->parsed()) {
+    code = MergeCommand(merge);
+  } else if (report_cmd->parsed()) {
+    code = ReportCommand(report);
+  } else if (clean_cmd->parsed()) {
+    code = CleanCommand(clean);
+  } else {
+    code = ExportCommand(exp);
+  }
+  return CheckStandardOutput(code);
 }

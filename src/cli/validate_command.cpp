@@ -1,5 +1,8 @@
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/study_setup.hpp"
@@ -9,6 +12,18 @@ namespace cleansweep {
 int PrintError(const Status& status) {
   std::fprintf(stderr, "cleansweep: error: %s\n", status.message().c_str());
   return status.code() == Status::Code::kInvalidInput ? kExitBadInput : kExitFailure;
+}
+
+int CheckStandardOutput(int code) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno;
+  // A command that failed has said why already.
+  if (code != kExitOk || (flushed && !std::ferror(stdout) && !std::cout.fail())) return code;
+  std::fprintf(stderr, "cleansweep: error: writing to standard output failed%s%s; what was printed is incomplete\n",
+               error ? ": " : "", error ? std::strerror(error) : "");
+  return kExitFailure;
 }
 
 int ValidateCommand(const ValidateArgs& args) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>  // renameat2, RENAME_NOREPLACE
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -45,7 +46,26 @@ Status CheckOutputPath(const std::string& output, const std::vector<std::string>
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& content) {
-  const fs::path target(path);
+  // A device, a pipe or a socket (`-o /dev/stdout`, a named pipe) is written in place: a file
+  // renamed over it would replace the node itself (run as root, `-o /dev/null` did).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    UniqueFd fd(RetryOnEintr([&] { return ::open(path.c_str(), O_WRONLY | O_CLOEXEC); }));
+    if (!fd.valid()) return Status::IoError(path + ": cannot write: " + std::strerror(errno));
+    if (!WriteAll(fd.get(), content.data(), content.size())) {
+      return Status::IoError(path + ": writing failed: " + std::strerror(errno));
+    }
+    return Status::Ok();
+  }
+  // Through a link, the file it names is replaced and the link stays (`-o /dev/stdout` into a
+  // file: the file, never /dev/stdout itself).
+  std::error_code ec;
+  fs::path target(path);
+  for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {  // a link to a file not made yet too
+    const fs::path to = fs::read_symlink(target, ec);
+    if (ec) break;
+    target = to.is_absolute() ? to : target.parent_path() / to;
+  }
   const std::string temporary =
       (target.parent_path() / ("." + target.filename().string() + ".partial-" + std::to_string(::getpid()))).string();
   const auto failed = [&](const std::string& what) {
@@ -60,7 +80,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& content) 
     if (!WriteAll(fd.get(), content.data(), content.size())) return failed("writing failed");
     if (RetryOnEintr([&] { return ::fsync(fd.get()); }) != 0) return failed("writing to disk failed");
   }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) return failed("cannot put the new file in place");
+  if (::rename(temporary.c_str(), target.c_str()) != 0) return failed("cannot put the new file in place");
   return Status::Ok();
 }
 

@@ -75,4 +75,32 @@ expect 2 "no such study file" "$bin/cleansweep" show none.h5
 expect 2 "not an HDF5 file" "$bin/cleansweep" show results/fashion-quick.h5
 expect 2 "no such study file" "$bin/cleansweep" export none.h5 -o x.csv
 [ ! -e x.csv ] && [ ! -e x.csv.partial ] || fail "export left a file behind"
+
+# Outputs that are not plain files. A device, a pipe or a link is written through, never replaced
+# by a file renamed over it (as root, `-o /dev/full` once left a regular file in /dev); output that
+# cannot be written is status 1 with the reason, never 0.
+cp "$src/tests/fuzz/corpus/study_reader/six_trials.h5" six.h5
+"$bin/cleansweep" export six.h5 -o /dev/stdout > through_stdout.csv
+head -1 through_stdout.csv | grep -q "^number,state," || fail "export -o /dev/stdout wrote: $(head -c 200 through_stdout.csv)"
+[ -L /dev/stdout ] || fail "/dev/stdout is no longer a link"
+ln -s target.csv link.csv
+"$bin/cleansweep" export six.h5 -o link.csv
+[ -L link.csv ] && cmp -s target.csv through_stdout.csv || fail "export -o LINK replaced the link or wrote elsewhere"
+mkfifo pipe.csv
+timeout 20 cat pipe.csv > from_pipe.csv &  # a pipe replaced by a file would leave this waiting
+"$bin/cleansweep" export six.h5 -o pipe.csv
+wait
+[ -p pipe.csv ] && cmp -s from_pipe.csv through_stdout.csv || fail "export -o FIFO replaced the pipe or lost data"
+if [ -c /dev/full ]; then
+  expect 1 "/dev/full: writing failed: No space left on device" "$bin/cleansweep" export six.h5 -o /dev/full
+  expect 1 "the report: /dev/full: writing failed: No space left on device" "$bin/cleansweep" report six.h5 -o /dev/full
+  for command in "show six.h5" "export six.h5" "validate configs/quickstart.yaml"; do
+    set +e
+    "$bin/cleansweep" $command > /dev/full 2> err.txt
+    code=$?
+    set -e
+    [ $code = 1 ] && grep -q "error: .*standard output" err.txt || fail "$command > /dev/full exited $code: $(cat err.txt)"
+  done
+  [ -c /dev/full ] || fail "/dev/full is no longer a device"
+fi
 echo "PASS: cli"
