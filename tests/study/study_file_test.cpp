@@ -411,74 +411,8 @@ TEST(StudyReader, FilesThatCrashHdf5AreDamagedNotFatal) {
   EXPECT_GE(files, 4);
 }
 
-// Sets one row's text checksum in a closed study file (a plain writer; retried while a reader
-// holds HDF5's file lock).
-void SetTextChecksum(const std::string& path, hsize_t row, std::int64_t crc) {
-  for (int attempt = 0; attempt < 500; ++attempt) {
-    h5::Handle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
-    if (!file.valid()) {
-      usleep(10000);
-      continue;
-    }
-    h5::Handle dataset(H5Dopen2(file.get(), "trials", H5P_DEFAULT));
-    h5::Handle type(H5Tcreate(H5T_COMPOUND, sizeof crc));
-    h5::Must(H5Tinsert(type.get(), kTextChecksumColumn, 0, H5T_NATIVE_INT64));
-    h5::Handle space(H5Dget_space(dataset.get()));
-    h5::Must(H5Sselect_elements(space.get(), H5S_SELECT_SET, 1, &row));
-    const hsize_t one = 1;
-    h5::Handle memory(H5Screate_simple(1, &one, nullptr));
-    h5::Must(H5Dwrite(dataset.get(), type.get(), memory.get(), space.get(), H5P_DEFAULT, &crc));
-    return;
-  }
-  ADD_FAILURE() << "could not open " << path << " for writing";
-}
-
-// A live writer rewrites rows while readers read: a row whose texts and checksum disagree is read
-// again on its own until they agree (the rows around it stand), and called damaged, with its
-// number, only when they never do.
-TEST(StudyReader, ARowWhoseTextsDisagreeIsReadAgainAloneAndIsDamagedOnlyIfItStaysSo) {
-  TempDir dir;
-  const std::string path = dir.File("s.h5");
-  const StudyConfig config = Config(path);
-  constexpr int kRows = 600;  // more than one block of the reader's text reads
-  {
-    Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(path, config);
-    ASSERT_TRUE(file.ok()) << file.status().message();
-    for (int i = 0; i < kRows; ++i) ASSERT_TRUE((*file)->PutTrial(Record(i, i % 3 != 0)).ok());
-  }
-  const TrialRecord expected = Record(513, false);
-  const std::int64_t crc = TextChecksum(expected.reason, expected.output_tail, expected.attrs_json);
-  SetTextChecksum(path, 513, crc ^ 1);
-  const Result<StudyData> damaged = ReadStudyFile(path);
-  ASSERT_FALSE(damaged.ok());
-  EXPECT_NE(damaged.status().message().find("the study file is damaged: trial 513: its texts"), std::string::npos)
-      << damaged.status().message();
-
-  // The row agrees again 0.2 s into the read (a writer's next flush, done by another process).
-  const pid_t writer = fork();
-  ASSERT_GE(writer, 0);
-  if (writer == 0) {
-    usleep(200000);
-    SetTextChecksum(path, 513, crc);
-    _exit(::testing::Test::HasFailure() ? 1 : 0);
-  }
-  const Result<StudyData> read = ReadStudyFileInProcess(path);
-  int status = 0;
-  ASSERT_EQ(waitpid(writer, &status, 0), writer);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  ASSERT_TRUE(read.ok()) << read.status().message();
-  ASSERT_EQ(read->trials.size(), static_cast<size_t>(kRows));
-  for (int i = 0; i < kRows; ++i) {
-    const TrialRecord want = Record(i, i % 3 != 0);
-    const TrialRecord& got = read->trials[static_cast<size_t>(i)];
-    ASSERT_EQ(got.reason, want.reason) << "trial " << i;
-    ASSERT_EQ(got.output_tail, want.output_tail) << "trial " << i;
-    ASSERT_EQ(got.attrs_json, want.attrs_json) << "trial " << i;
-  }
-  EXPECT_EQ(read->trials[513].reason, "out of GPU memory");
-}
-
-// Sets the text checksums of rows [first, first + crcs.size()) in one open (see SetTextChecksum).
+// Sets the text checksums of rows [first, first + crcs.size()) in a closed study file (a plain
+// writer; retried while a reader holds HDF5's file lock).
 void SetTextChecksums(const std::string& path, hsize_t first, const std::vector<std::int64_t>& crcs) {
   for (int attempt = 0; attempt < 500; ++attempt) {
     h5::Handle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
@@ -497,6 +431,56 @@ void SetTextChecksums(const std::string& path, hsize_t first, const std::vector<
     return;
   }
   ADD_FAILURE() << "could not open " << path << " for writing";
+}
+
+// Reads `path` (rows written by Record()) in this process while another process sets the text
+// checksums of rows [first, first + crcs.size()) 0.2 s into the read (a writer's next flush):
+// every row must come back whole.
+void ExpectEveryRowWhileAWriterSetsChecksums(const std::string& path, int rows, hsize_t first,
+                                             const std::vector<std::int64_t>& crcs) {
+  const pid_t writer = fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {
+    usleep(200000);
+    SetTextChecksums(path, first, crcs);
+    _exit(::testing::Test::HasFailure() ? 1 : 0);
+  }
+  const Result<StudyData> read = ReadStudyFileInProcess(path);
+  int status = 0;
+  ASSERT_EQ(waitpid(writer, &status, 0), writer);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ASSERT_EQ(read->trials.size(), static_cast<size_t>(rows));
+  for (int i = 0; i < rows; ++i) {
+    const TrialRecord want = Record(i, i % 3 != 0);
+    const TrialRecord& got = read->trials[static_cast<size_t>(i)];
+    ASSERT_EQ(got.reason, want.reason) << "trial " << i;
+    ASSERT_EQ(got.output_tail, want.output_tail) << "trial " << i;
+    ASSERT_EQ(got.attrs_json, want.attrs_json) << "trial " << i;
+  }
+}
+
+// A live writer rewrites rows while readers read: a row whose texts and checksum disagree is read
+// again on its own until they agree (the rows around it stand), and called damaged, with its
+// number, only when they never do.
+TEST(StudyReader, ARowWhoseTextsDisagreeIsReadAgainAloneAndIsDamagedOnlyIfItStaysSo) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  const StudyConfig config = Config(path);
+  constexpr int kRows = 600;  // more than one block of the reader's text reads
+  {
+    Result<std::unique_ptr<StudyFile>> file = StudyFile::Create(path, config);
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    for (int i = 0; i < kRows; ++i) ASSERT_TRUE((*file)->PutTrial(Record(i, i % 3 != 0)).ok());
+  }
+  const TrialRecord expected = Record(513, false);
+  const std::int64_t crc = TextChecksum(expected.reason, expected.output_tail, expected.attrs_json);
+  SetTextChecksums(path, 513, {crc ^ 1});
+  const Result<StudyData> damaged = ReadStudyFile(path);
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_NE(damaged.status().message().find("the study file is damaged: trial 513: its texts"), std::string::npos)
+      << damaged.status().message();
+  ExpectEveryRowWhileAWriterSetsChecksums(path, kRows, 513, {crc});  // the row agrees again
 }
 
 // Every row disagreeing (a damaged heap, or a writer that rewrote them all): they are read again
@@ -524,24 +508,7 @@ TEST(StudyReader, ManyRowsThatDisagreeAreReadAgainInBlocksAndCounted) {
             std::string::npos)
       << damaged.status().message();
 
-  const pid_t writer = fork();  // they agree again 0.2 s into the read
-  ASSERT_GE(writer, 0);
-  if (writer == 0) {
-    usleep(200000);
-    SetTextChecksums(path, 0, right);
-    _exit(::testing::Test::HasFailure() ? 1 : 0);
-  }
-  const Result<StudyData> read = ReadStudyFileInProcess(path);
-  int status = 0;
-  ASSERT_EQ(waitpid(writer, &status, 0), writer);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  ASSERT_TRUE(read.ok()) << read.status().message();
-  ASSERT_EQ(read->trials.size(), static_cast<size_t>(kRows));
-  for (int i = 0; i < kRows; ++i) {
-    const TrialRecord want = Record(i, i % 3 != 0);
-    ASSERT_EQ(read->trials[static_cast<size_t>(i)].attrs_json, want.attrs_json) << "trial " << i;
-    ASSERT_EQ(read->trials[static_cast<size_t>(i)].reason, want.reason) << "trial " << i;
-  }
+  ExpectEveryRowWhileAWriterSetsChecksums(path, kRows, 0, right);  // they agree again
 }
 
 TEST(StudyFile, ASecondWriterIsRefusedWithTheHolderNamed) {
