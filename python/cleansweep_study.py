@@ -233,26 +233,34 @@ def _row_settled(row):
     return True
 
 
+def _read_block(dataset, first, into):
+    """Rows [first, first + len(into)) of /trials into `into` with one read; a block HDF5 cannot read
+    (a text's heap address past the end this open knows of) is read row by row. Returns, per row,
+    whether it was read."""
+    read = np.zeros(len(into), dtype=bool)
+    try:
+        into[:] = dataset[first : first + len(into)]
+        read[:] = True
+    except OSError:
+        for i in range(len(into)):
+            try:
+                into[i : i + 1] = dataset[first + i : first + i + 1]
+                read[i] = True
+            except OSError:
+                pass
+    return read
+
+
 def _read_rows(dataset):
-    """The rows of /trials, and the indices of those caught in the middle of their write. A block
-    that HDF5 cannot read (a text's heap address past the end this open knows of) is read row by
-    row; the rows are checked one by one only when the whole table does not check out."""
+    """The rows of /trials, and the indices of those caught in the middle of their write; the rows
+    are checked one by one only when the whole table does not check out."""
     rows = np.zeros(dataset.shape[0], dtype=dataset.dtype)
-    unreadable = []
+    read = np.ones(len(rows), dtype=bool)
     for first in range(0, len(rows), _BLOCK_ROWS):
-        last = min(len(rows), first + _BLOCK_ROWS)
-        try:
-            rows[first:last] = dataset[first:last]
-        except OSError:
-            for i in range(first, last):
-                try:
-                    rows[i : i + 1] = dataset[i : i + 1]
-                except OSError:
-                    unreadable.append(i)
-    readable = np.setdiff1d(np.arange(len(rows)), unreadable)
-    if _row_settled(rows[readable]):
-        return rows, unreadable
-    return rows, sorted(unreadable + [i for i in readable if not _row_settled(rows[i : i + 1])])
+        read[first : first + _BLOCK_ROWS] = _read_block(dataset, first, rows[first : first + _BLOCK_ROWS])
+    if _row_settled(rows[read]):
+        return rows, np.flatnonzero(~read).tolist()
+    return rows, [i for i in range(len(rows)) if not (read[i] and _row_settled(rows[i : i + 1]))]
 
 
 def _reread_rows(dataset, unsettled, rows):
@@ -267,18 +275,8 @@ def _reread_rows(dataset, unsettled, rows):
         while end < len(unsettled) and end - k < _BLOCK_ROWS and unsettled[end] == unsettled[end - 1] + 1:
             end += 1
         first, count = unsettled[k], end - k
-        block, read = rows[first : first + count].copy(), np.zeros(count, dtype=bool)
-        try:
-            block[:] = dataset[first : first + count]
-            read[:] = True
-        except OSError:  # a heap address past the end this open knows of: row by row
-            for i in range(count):
-                try:
-                    block[i : i + 1] = dataset[first + i : first + i + 1]
-                    read[i] = True
-                except OSError:
-                    pass
-        changed = read & ~_same_rows(block, rows[first : first + count])
+        block = rows[first : first + count].copy()
+        changed = _read_block(dataset, first, block) & ~_same_rows(block, rows[first : first + count])
         for i in range(count):
             if changed[i] and _row_settled(block[i : i + 1]):
                 rows[first + i] = block[i]
@@ -309,15 +307,14 @@ def _limit_memory(file_size):
             held = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmData:"))
         limit = held + max(2 << 30, 32 * file_size)
         _, hard = resource.getrlimit(resource.RLIMIT_DATA)
-        if hard != resource.RLIM_INFINITY:
-            limit = min(limit, hard)
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard if hard != resource.RLIM_INFINITY else limit))
+        resource.setrlimit(resource.RLIMIT_DATA, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
     except (OSError, ValueError, StopIteration):
         pass  # no /proc, or a limit we may not set: read without one
 
 
 def _has_hdf5_signature(path):
-    """HDF5's signature at byte 0, 512, 1024, 2048, ... (a user block may come first), as HDF5 looks."""
+    """HDF5's signature at byte 0, 512, 1024, 2048, ... (a user block may come first), as HDF5 looks.
+    Not h5py.is_hdf5: with HDF5 1.12 and later that opens the file, which a damaged one can crash."""
     with open(path, "rb") as f:
         size, offset = os.fstat(f.fileno()).st_size, 0
         while offset + 8 <= size:
@@ -334,13 +331,6 @@ def _read_guarded(path, timeout):
     a crash or a hang ends only the child; the answer comes back pickled through a pipe."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such study file")
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{path}: a folder, not a study file: give a study's .h5 file")
-    if not os.access(path, os.R_OK):
-        raise PermissionError(f"{path}: cannot read the study file: permission denied")
-    if not _has_hdf5_signature(path):
-        raise DamagedStudyError(
-            f"{path}: not an HDF5 file (no HDF5 signature: a damaged study file, or no study file at all)")
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: read, send, and leave without running the parent's exit handlers
@@ -440,23 +430,31 @@ def load_study(path, retries=5, timeout=None):
     damaged file raises DamagedStudyError within `timeout` seconds, all attempts together; a live
     file that changed during the reads that failed, until `timeout` ran out, raises
     StudyReadTimeoutError."""
+    # What no second read could change, said at once, as `cleansweep show` says it.
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such study file")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path}: a folder, not a study file: give a study's .h5 file")
+    if not os.access(path, os.R_OK):
+        raise PermissionError(f"{path}: cannot read the study file: permission denied")
+    if not _has_hdf5_signature(path):
+        raise DamagedStudyError(
+            f"{path}: not an HDF5 file (no HDF5 signature: a damaged study file, or no study file at all)")
     if timeout is None:
-        stamp = _stamp(path)
-        timeout = _BASE_TIMEOUT + (stamp[0] / _BYTES_PER_SECOND if stamp else 0)
+        timeout = _BASE_TIMEOUT + os.stat(path).st_size / _BYTES_PER_SECOND
     deadline = time.monotonic() + timeout
     unchanged_failures = changed_failures = 0
     while True:
         before = _stamp(path)
         try:
             attrs, raw, raw_steps, raw_attempts = _read_guarded(path, max(0.1, deadline - time.monotonic()))
-            text, cells = _decoded_text(raw)
-            _check_text_crcs(raw)
+            text, cells = _decoded_text(raw)  # every row's checksum was checked in the child
             break
-        except (FileNotFoundError, IsADirectoryError, PermissionError):
+        except FileNotFoundError:  # removed meanwhile
             raise
         except (OSError, ValueError, DamagedStudyError) as e:  # a crash or hang of the reading child too
-            if isinstance(e, ValueError) and ("not a cleansweep study file" in str(e) or "not an HDF5 file" in str(e)):
-                raise  # nothing a second read could change
+            if isinstance(e, ValueError) and "not a cleansweep study file" in str(e):
+                raise
             if _stamp(path) != before:
                 changed_failures += 1
             elif isinstance(e, RowsDisagreeError):  # rows that stayed wrong through 1.3 s of reads

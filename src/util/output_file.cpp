@@ -47,7 +47,7 @@ Status CheckOutputPath(const std::string& output, const std::vector<std::string>
 
 Status WriteFileAtomically(const std::string& path, const std::string& content) {
   // A device, a pipe or a socket (`-o /dev/stdout`, a named pipe) is written in place: a file
-  // renamed over it would replace the node itself (run as root, `-o /dev/null` did).
+  // renamed over it would replace the node itself (run as root, `-o /dev/full` did).
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
     UniqueFd fd(RetryOnEintr([&] { return ::open(path.c_str(), O_WRONLY | O_CLOEXEC); }));

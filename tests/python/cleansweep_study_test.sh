@@ -111,6 +111,8 @@ PY
 # that can differ.
 PYTHONPATH=$src/python /usr/bin/python3 - "$work/s.h5" << 'PY'
 import itertools
+import os
+import shutil
 import sys
 import time
 import cleansweep_study as cs
@@ -144,12 +146,15 @@ def recorded(path, timeout):
     given.append(timeout)
     raise OSError(f"{path}: Can't read data (wrong B-tree signature)")
 cs._read_guarded = recorded
-cs._stamp = lambda path: (320_000_000, 2, 3)  # a 320 MB file that does not change
+cs._stamp = lambda path: (2, 3)  # a file that does not change
+large = sys.argv[1].replace("s.h5", "large.h5")
+shutil.copy(sys.argv[1], large)
+os.truncate(large, 320_000_000)  # 320 MB (sparse)
 try:
-    cs.load_study(sys.argv[1])
+    cs.load_study(large)
     raise SystemExit("FAIL: a file that never reads back loaded")
 except cs.DamagedStudyError as e:
-    assert str(e) == f"{sys.argv[1]}: the study file is damaged: Can't read data (wrong B-tree signature)", e
+    assert str(e) == f"{large}: the study file is damaged: Can't read data (wrong B-tree signature)", e
 assert 14.0 < given[0] <= 15.0, f"a 320 MB file's first read was given {given[0]} s, not about 15"
 PY
 # The reading child's memory limit: 2 GiB beyond what the process already holds (here 1 GiB of
