@@ -42,6 +42,36 @@ int RemoveCheckpointsBefore(const std::string& checkpoint_dir, std::int64_t befo
   return removed;
 }
 
+namespace {
+
+// One entry of a checkpoint, shared into `to`: a folder is made anew (its entries follow), anything
+// else is hard-linked as it is (a link stays a link, a named pipe is never opened), or copied
+// where it cannot be (another file system): a file's bytes, a link's target text. Links are never
+// followed: the checkpoint is the parent trial's to make, and a link in it may name anything.
+std::error_code ShareEntry(const std::filesystem::path& from, const std::filesystem::path& to) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(from, ec);
+  if (ec) return ec;
+  if (fs::is_directory(status)) {
+    fs::create_directory(to, ec);
+    return ec;
+  }
+  fs::create_hard_link(from, to, ec);
+  if (!ec) return ec;
+  ec.clear();
+  if (fs::is_symlink(status)) {
+    fs::copy_symlink(from, to, ec);
+  } else if (fs::is_regular_file(status)) {
+    fs::copy_file(from, to, ec);
+  } else {
+    ec = std::make_error_code(std::errc::not_supported);  // a pipe or device on another file system
+  }
+  return ec;
+}
+
+}  // namespace
+
 std::optional<std::string> ShareCheckpoint(const std::string& from_dir, const std::string& to_dir, std::int64_t step) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -64,26 +94,15 @@ std::optional<std::string> ShareCheckpoint(const std::string& from_dir, const st
   for (const fs::path& from : entries) {
     const fs::path to = fs::path(to_dir) / from.filename();
     if (fs::exists(to, ec)) continue;
-    const bool folder = fs::is_directory(from, ec);
-    ec.clear();
     // Made under a name of its own, then renamed: the processes of a gang trial share one folder
     // and all link it at once; whichever renames first wins, the others find it there.
     static std::atomic<unsigned> made{0};
     const fs::path part = fs::path(to_dir) / (from.filename().string() + ".part-" + std::to_string(::getpid()) + "-" +
                                               std::to_string(made.fetch_add(1)));
-    if (folder) {
-      fs::copy(from, part, fs::copy_options::recursive | fs::copy_options::create_hard_links, ec);
-      if (ec) {
-        std::error_code cleanup;
-        fs::remove_all(part, cleanup);
-        ec.clear();
-        fs::copy(from, part, fs::copy_options::recursive, ec);
-      }
-    } else {
-      fs::create_hard_link(from, part, ec);
-      if (ec) {
-        ec.clear();
-        fs::copy_file(from, part, ec);
+    ec = ShareEntry(from, part);
+    if (!ec && fs::is_directory(fs::symlink_status(from, ec))) {
+      for (fs::recursive_directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
+        ec = ShareEntry(it->path(), part / it->path().lexically_relative(from));  // relative() would follow links
       }
     }
     if (!ec) {

@@ -80,6 +80,88 @@ TEST(Checkpoints, AStepIsSharedByHardLinksAndOnlyWhenTheTrialLacksIt) {
   std::filesystem::remove_all(root);
 }
 
+// A checkpoint is the parent trial's to make, so it may hold links to anywhere: they are shared
+// as links (as `cp -R` does), never followed. Following one made the worker copy what it names:
+// the whole file system for a link to /, without end for a link to its own folder.
+TEST(Checkpoints, LinksInACheckpointAreSharedAsLinksNeverFollowed) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("cs-share-links-" + std::to_string(::getpid()));
+  const fs::path parent = root / "3/checkpoints", child = root / "9/checkpoints", outside = root / "outside";
+  fs::create_directories(parent / "step-4");
+  fs::create_directories(outside / "deep");
+  std::ofstream(outside / "deep/data.bin") << "not the checkpoint's";
+  std::ofstream(parent / "step-4/weights.pt") << "w";
+  fs::create_directory_symlink(outside, parent / "step-4/dataset");  // absolute, out of the trial
+  fs::create_directory_symlink(".", parent / "step-4/loop");         // to its own folder
+  fs::create_symlink("weights.pt", parent / "step-4/latest.pt");     // relative, inside the step
+  fs::create_directory_symlink(outside, parent / "step-5");          // the step itself a link
+  ASSERT_EQ(::mkfifo((parent / "step-6.fifo").c_str(), 0600), 0);    // nobody writes it
+
+  std::optional<std::string> error4 = ShareCheckpoint(parent.string(), child.string(), 4);
+  ASSERT_FALSE(error4) << *error4;
+  EXPECT_TRUE(fs::is_symlink(child / "step-4/dataset"));
+  EXPECT_EQ(fs::read_symlink(child / "step-4/dataset"), outside);
+  EXPECT_TRUE(fs::is_symlink(child / "step-4/loop"));
+  EXPECT_TRUE(fs::is_symlink(child / "step-4/latest.pt"));
+  std::string text;
+  std::ifstream(child / "step-4/latest.pt") >> text;
+  EXPECT_EQ(text, "w");
+  std::optional<std::string> error5 = ShareCheckpoint(parent.string(), child.string(), 5);
+  ASSERT_FALSE(error5) << *error5;
+  EXPECT_TRUE(fs::is_symlink(child / "step-5"));
+  EXPECT_EQ(fs::read_symlink(child / "step-5"), outside);
+  // A named pipe is linked, not opened: opening one nobody writes would wait for ever.
+  std::optional<std::string> error6 = ShareCheckpoint(parent.string(), child.string(), 6);
+  ASSERT_FALSE(error6) << *error6;
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(child / "step-6.fifo")));
+  // Nothing outside was copied in: the only regular files are the one weights file, linked twice.
+  int files = 0;
+  for (auto it = fs::recursive_directory_iterator(child); it != fs::recursive_directory_iterator(); ++it) {
+    files += it->is_regular_file() && !it->is_symlink() ? 1 : 0;
+  }
+  EXPECT_EQ(files, 1);
+  fs::remove_all(root);
+  EXPECT_FALSE(fs::exists(root));
+}
+
+// Across file systems nothing can be hard-linked: files are copied, links still shared as links
+// (the old fallback, a plain recursive copy, copied whatever a link named), a pipe is refused.
+TEST(Checkpoints, AcrossFileSystemsFilesAreCopiedAndLinksStayLinks) {
+  namespace fs = std::filesystem;
+  struct stat shm {
+  }, tmp{};
+  if (::stat("/dev/shm", &shm) != 0 || ::stat(fs::temp_directory_path().c_str(), &tmp) != 0 ||
+      shm.st_dev == tmp.st_dev) {
+    GTEST_SKIP() << "needs /dev/shm on a file system of its own, apart from " << fs::temp_directory_path();
+  }
+  const std::string name = "cs-share-fs-" + std::to_string(::getpid());
+  const fs::path parent = fs::path("/dev/shm") / name, root = fs::temp_directory_path() / name,
+                 child = root / "9/checkpoints", outside = root / "outside";
+  fs::create_directories(parent / "step-4/sub");
+  fs::create_directories(outside);
+  std::ofstream(outside / "data.bin") << "not the checkpoint's";
+  std::ofstream(parent / "step-4/sub/weights.pt") << "w";
+  fs::create_directory_symlink(outside, parent / "step-4/dataset");
+  ASSERT_EQ(::mkfifo((parent / "step-5.fifo").c_str(), 0600), 0);
+
+  const std::optional<std::string> error = ShareCheckpoint(parent.string(), child.string(), 4);
+  ASSERT_FALSE(error) << *error;
+  std::string text;
+  std::ifstream(child / "step-4/sub/weights.pt") >> text;
+  EXPECT_EQ(text, "w");
+  EXPECT_TRUE(fs::is_symlink(child / "step-4/dataset"));
+  EXPECT_EQ(fs::read_symlink(child / "step-4/dataset"), outside);
+  const std::optional<std::string> pipe = ShareCheckpoint(parent.string(), child.string(), 5);
+  ASSERT_TRUE(pipe);
+  EXPECT_NE(pipe->find("cannot link or copy the checkpoint"), std::string::npos) << *pipe;
+  EXPECT_FALSE(fs::exists(child / "step-5.fifo"));
+  for (const auto& entry : fs::directory_iterator(child)) {
+    EXPECT_EQ(entry.path().filename().string().find(".part-"), std::string::npos) << entry.path();
+  }
+  fs::remove_all(parent);
+  fs::remove_all(root);
+}
+
 // A gang trial's processes all link the parent's checkpoint into their one folder at once: each
 // call succeeds, whichever comes first, and leaves no part-made names behind.
 TEST(Checkpoints, TheProcessesOfAGangShareOneStepAtOnce) {
