@@ -12,10 +12,26 @@
 
 namespace cleansweep {
 
+Result<UniqueFd> CreateTrialFile(const std::string& path, const std::string& what) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return Status::IoError(path + ": cannot remove what is there to create " + what +
+                           " afresh: " + std::strerror(errno));
+  }
+  UniqueFd fd(
+      RetryOnEintr([&] { return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644); }));
+  if (!fd.valid()) return Status::IoError(path + ": cannot create " + what + ": " + std::strerror(errno));
+  return fd;
+}
+
 Result<OutputCapture> OutputCapture::Open(const std::string& path, std::int64_t limit_bytes, int tail_lines) {
+  Result<UniqueFd> fd = CreateTrialFile(path, "the trial log");
+  if (!fd.ok()) return fd.status();
+  return Writing(std::move(*fd), limit_bytes, tail_lines);
+}
+
+OutputCapture OutputCapture::Writing(UniqueFd fd, std::int64_t limit_bytes, int tail_lines) {
   OutputCapture capture;
-  capture.fd_ = UniqueFd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!capture.fd_.valid()) return Status::IoError(path + ": cannot create the trial log: " + std::strerror(errno));
+  capture.fd_ = std::move(fd);
   capture.limit_ = limit_bytes;
   capture.tail_lines_ = tail_lines;
   return capture;

@@ -10,13 +10,22 @@
 
 namespace cleansweep {
 
+// Creates a file of the worker's in a trial's folder, empty, for writing. The folder is the
+// trial's too, so whatever the trial left under that name (a link to a file of the user's, a named
+// pipe, a file from an attempt before) is removed first and the name created afresh, exclusively
+// and without following links: the worker never writes through a trial's link nor waits on its pipe.
+// `what` names it in errors ("PATH: cannot create the trial log: …").
+Result<UniqueFd> CreateTrialFile(const std::string& path, const std::string& what);
+
 class OutputCapture {
  public:
   static constexpr size_t kTailBytes = 64 << 10;
   static constexpr size_t kMaxLineBytes = 500;  // per line of TailLines(), cut on a character boundary
 
-  // Opens (truncates) `path`. `limit_bytes` caps the file's head part.
+  // Creates `path` (CreateTrialFile). `limit_bytes` caps the file's head part.
   static Result<OutputCapture> Open(const std::string& path, std::int64_t limit_bytes, int tail_lines);
+  // Writes to `fd`, already open (a test's /dev/full).
+  static OutputCapture Writing(UniqueFd fd, std::int64_t limit_bytes, int tail_lines);
 
   void Write(const char* data, size_t size);
   // Writes the tail after a marker if anything was dropped, and closes the file.

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -17,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launch/checkpoints.hpp"
+#include "launch/output_capture.hpp"
 #include "launch/spawn_launcher.hpp"
 #include "launch/trial_command.hpp"
 #include "worker/gpu_binding.hpp"
@@ -310,12 +310,17 @@ Status Worker::RunTrial(const AssignMsg& assign) {
       return SendResult(assign, std::move(record));
     }
   } else if (assign.resume_step >= 0) {
-    // The trial goes on in its folder: the log of the attempt before stays beside the new one.
-    std::error_code ec;
+    // The trial goes on in its folder: the log (and a gang rank's reports) of the attempt before
+    // stay beside the new ones.
+    const std::string before = ".attempt-" + std::to_string(assign.attempt - 1);
     const std::string stem = spec.log_name.substr(0, spec.log_name.size() - 4);  // "log", "log.rank-1"
-    std::filesystem::rename(spec.trial_dir + "/" + spec.log_name,
-                            spec.trial_dir + "/" + stem + ".attempt-" + std::to_string(assign.attempt - 1) + ".txt",
-                            ec);
+    std::error_code ec;
+    std::filesystem::rename(spec.trial_dir + "/" + spec.log_name, spec.trial_dir + "/" + stem + before + ".txt", ec);
+    if (assign.gang.rank > 0) {
+      const std::string reports = "reports.rank-" + std::to_string(assign.gang.rank);
+      std::filesystem::rename(spec.trial_dir + "/" + reports + ".jsonl",
+                              spec.trial_dir + "/" + reports + before + ".jsonl", ec);
+    }
   }
   Result<std::unique_ptr<TrialProcess>> started = launcher_->Start(spec);
   double device_peak = std::isnan(record.gpu_mem_before_mb) ? 0 : record.gpu_mem_before_mb;
@@ -331,8 +336,20 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     std::string abort_reason;
     // Only a gang's rank 0 speaks for the trial; the others' reports are kept beside their logs.
     const bool leads = assign.gang.rank == 0;
-    std::ofstream others;
-    if (!leads) others.open(spec.trial_dir + "/reports.rank-" + std::to_string(assign.gang.rank) + ".jsonl");
+    UniqueFd others;
+    if (!leads) {
+      // Made with CreateTrialFile: the trial runs already, and may have put a pipe or a link there.
+      const std::string name = "reports.rank-" + std::to_string(assign.gang.rank) + ".jsonl";
+      Result<UniqueFd> created =
+          CreateTrialFile(spec.trial_dir + "/" + name, "rank " + std::to_string(assign.gang.rank) + "'s reports");
+      if (created.ok()) {
+        others = std::move(*created);
+      } else {
+        std::fprintf(stderr, "cleansweep: warning: rank %d on %s: trial %lld: %s; they are not kept\n",
+                     transport_->rank(), identity_.host.c_str(), static_cast<long long>(assign.number),
+                     created.status().message().c_str());
+      }
+    }
     while (!trial.Finished()) {
       trial.Poll(kTrialPoll, &steps);
       if (telemetry && std::chrono::steady_clock::now() >= next_sample) {
@@ -341,9 +358,12 @@ Status Worker::RunTrial(const AssignMsg& assign) {
       }
       for (const StepValue& s : steps) {
         if (!leads) {
-          others << (s.checkpoint ? nlohmann::json{{"step", s.step}, {"checkpoint", true}}
-                                  : nlohmann::json{{"step", s.step}, {"value", s.value}, {"values", s.values}})
-                 << "\n";
+          const std::string line =
+              (s.checkpoint ? nlohmann::json{{"step", s.step}, {"checkpoint", true}}
+                            : nlohmann::json{{"step", s.step}, {"value", s.value}, {"values", s.values}})
+                  .dump() +
+              "\n";
+          if (others.valid() && !WriteAll(others.get(), line.data(), line.size())) others.Reset();  // a full disk: stop
           continue;
         }
         if (s.checkpoint) {  // older checkpoints go when rank 0 says the study file names this one

@@ -99,7 +99,7 @@ grep -q "go on from their checkpoints" run*.log graceful.log final.log ||
   fail "no resume said trials go on from their checkpoints: $(grep -h resuming run*.log graceful.log final.log)"
 
 SRC=$src $py - "$work/ck.h5" "$work/ck.trials" "$n_trials" "$steps" "$stops" "$workers" "$gpus" <<'PY'
-import glob, os, re, sys, h5py, pandas as pd
+import glob, json, os, re, sys, h5py, pandas as pd
 path, trials_dir = sys.argv[1], sys.argv[2]
 n_trials, steps, stops, workers, gpus = (int(a) for a in sys.argv[3:])
 with h5py.File(path, "r", swmr=True) as f:
@@ -122,6 +122,15 @@ if gpus > 1:  # every attempt ran as a whole gang: its size, its workers, every 
         assert r["gpus"] == gpus and re.fullmatch(r"\d+(-\d+|(,\d+)+)", ranks), (r["number"], r["gpus"], ranks)
         folder = os.path.join(trials_dir, str(r["number"]))
         assert all(os.path.exists(os.path.join(folder, "log.rank-%d.txt" % k)) for k in range(1, gpus)), os.listdir(folder)
+        if r["attempt"] > 1 and r["retry_of"] < 0:
+            # It went on in its folder: rank 1's reports of the attempts before were kept beside the
+            # new ones (reports.rank-1.attempt-K.jsonl), so together they hold every step but those
+            # a kill caught on their way (at most one per attempt).
+            seen = set()
+            for name in glob.glob(os.path.join(folder, "reports.rank-1*.jsonl")):
+                seen |= {line["step"] for line in map(json.loads, open(name)) if "value" in line}
+            lost = sorted(set(range(1, steps + 1)) - seen)
+            assert len(lost) < r["attempt"], "trial %d: rank 1's reports of steps %s are gone (%s)" % (r["number"], lost, os.listdir(folder))
 continued = done[done["attempt"] > 1]
 continued = continued[continued["retry_of"] < 0]
 assert len(continued) > 0, "no trial went on from a checkpoint: nothing was tested"
