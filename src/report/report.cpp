@@ -176,9 +176,20 @@ std::string RenderReport(const ReportInput& input) {
   for (const ParamImportance& p : importance.params) {
     data["importance"]["params"].push_back({{"name", p.name}, {"importance", p.importance}});
   }
-  // Invalid UTF-8 in a reason becomes U+FFFD; "</" is escaped so no string can end the <script>.
-  std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  for (size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3)) json.replace(at, 2, "<\\/");
+  // Invalid UTF-8 in a reason becomes U+FFFD. Every "<" is written \u003c (in JSON it occurs only
+  // inside strings): a trial's text can then neither end the <script> ("</script>") nor open
+  // "<!--<script>", after which an HTML parser reads past this element's end tag and takes the
+  // page's code for data (JSON.parse fails, the page stays blank).
+  const std::string dumped = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string json;
+  json.reserve(dumped.size());
+  for (const char ch : dumped) {
+    if (ch == '<') {
+      json += "\\u003c";
+    } else {
+      json += ch;
+    }
+  }
 
   std::string html = kReport_html;
   ReplaceOnce(&html, "@REFRESH@",

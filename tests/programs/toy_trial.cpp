@@ -248,6 +248,10 @@ int ToyMain(int argc, char** argv) {
     trial.ReportOutOfMemory("gpu", "CUDA out of memory. Tried to allocate 2.00 GiB");
     return cleansweep::kExitOutOfMemory;
   }
+  if (mode == "markup") {  // words that are markup, for the report: they must stay text
+    trial.ReportOutOfMemory("gpu", "<!--<script> and </script> from the trial");
+    return cleansweep::kExitOutOfMemory;
+  }
   trial.SetAttr("mode", mode);
   trial.SetAttr("twice", 2.0 * value);
   trial.Finish(value);

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "support/borrowed_store.hpp"
 #include "support/faults.hpp"
@@ -48,13 +49,20 @@ using testing::BorrowedStore;
 
 TEST(RenderReport, IsOnePageWhoseDataCannotEndItsScript) {
   ReportInput input = Input();
-  input.trials = {Trial(0), Trial(1, "output ended with </script><b>bold</b> and \xff bad UTF-8")};
+  // A trial's words reach the page (an OOM message, a key its report got wrong): "</script>" would
+  // end the data's element; "<!--<script>" would make the HTML parser read past its end tag.
+  const std::string words = "ended with </script><b>bold</b>, then <!--<script> held open";
+  input.trials = {Trial(0), Trial(1, words + " and \xff bad UTF-8")};
   const std::string html = RenderReport(input);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  const size_t data = html.find("<script id=\"study-data\" type=\"application/json\">");
+  const std::string open = "<script id=\"study-data\" type=\"application/json\">";
+  const size_t data = html.find(open);
   ASSERT_NE(data, std::string::npos);
   const size_t end = html.find("</script>", data);
-  EXPECT_NE(html.substr(data, end - data).find("<\\/script><b>bold<\\/b>"), std::string::npos);
+  const std::string block = html.substr(data + open.size(), end - data - open.size());
+  EXPECT_EQ(block.find('<'), std::string::npos) << "every < inside the data must be escaped";
+  const nlohmann::json parsed = nlohmann::json::parse(block);
+  EXPECT_EQ(parsed["trials"][1]["r"], words + " and \xef\xbf\xbd bad UTF-8");  // the text, U+FFFD for the bad byte
   EXPECT_EQ(html.find("@DATA@"), std::string::npos);
   EXPECT_EQ(html.find("@JS@"), std::string::npos);
   EXPECT_EQ(html.find("http-equiv=\"refresh\""), std::string::npos);

@@ -107,7 +107,7 @@ space:
   x: {type: float, low: 0.0, high: 1.0}
   n: {type: int, low: 1, high: 8}
   opt: {type: categorical, choices: [a, b]}
-  mode: {type: categorical, choices: [twometrics, fail]}
+  mode: {type: categorical, choices: [twometrics, fail, markup]}
 YAML
 "${mpi[@]}" -np 3 "$bin/cleansweep" run mo.yaml --progress lines > mo-run.txt || { cat mo-run.txt; fail "the multi-objective sweep exited $?"; }
 "$bin/cleansweep" report mo.h5 -o mo-report.html > /dev/null || fail "cleansweep report (multi-objective) exited $?"
@@ -127,6 +127,8 @@ bad = done & (t["violation"] > 0)
 front = done & (t["pareto"] == 1)
 assert front.sum() >= 2 and bad.sum() >= 1 and (done & ~bad & ~front).sum() >= 1, (front, bad, state)
 assert (state == "FAIL").sum() >= 1, state
+# A trial's own words that are markup ("<!--<script>" made Chromium take the page's code for data).
+assert any(b"<!--<script>" in r for r in t["reason"]), "no trial's reason holds markup: nothing was tested"
 for name in ("mo-drawn", "mo-live"):
     d = json.load(open(f"{work}/{name}.json"))
     p = d["pareto"]
