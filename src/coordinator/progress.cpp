@@ -3,6 +3,7 @@
 #include <cinttypes>
 
 #include "util/duration.hpp"
+#include "util/utf8.hpp"
 
 namespace cleansweep {
 namespace {
@@ -56,7 +57,7 @@ std::string Progress::TrialLine(const TrialRecord& r, const StudyConfig& config)
     params += (params.empty() ? "" : " ") + spec.name + "=" + FormatValue(it->second);
   }
   line += " (" + params + ")";
-  if (!r.reason.empty()) line += ": " + r.reason;
+  if (!r.reason.empty()) line += ": " + ForTerminal(r.reason);  // it may hold a trial's words
   return line;
 }
 

@@ -33,6 +33,13 @@ size_t SequenceLength(std::string_view text, size_t pos) {
 
 bool IsContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
+// The bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069).
+bool IsBidiControl(std::string_view sequence) {
+  if (sequence.size() != 3 || static_cast<unsigned char>(sequence[0]) != 0xE2) return false;
+  const auto b1 = static_cast<unsigned char>(sequence[1]), b2 = static_cast<unsigned char>(sequence[2]);
+  return (b1 == 0x80 && b2 >= 0xAA && b2 <= 0xAE) || (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9);
+}
+
 }  // namespace
 
 std::string Utf8Prefix(std::string_view text, size_t max_bytes) {
@@ -67,6 +74,42 @@ std::string ToValidUtf8(std::string_view text) {
       out.append(text.substr(pos, length));
       pos += length;
     }
+  }
+  return out;
+}
+
+std::string ForTerminal(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t length = SequenceLength(text, pos);
+    const auto c = static_cast<unsigned char>(text[pos]);
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";
+      ++pos;
+      continue;
+    }
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7F) {
+      out += std::string("\\x") + kHex[c >> 4] + kHex[c & 0xF];
+    } else if (c == 0xC2 && static_cast<unsigned char>(text[pos + 1]) < 0xA0) {  // U+0080-U+009F
+      const auto code = static_cast<unsigned char>(text[pos + 1]);
+      out += std::string("\\u00") + kHex[code >> 4] + kHex[code & 0xF];
+    } else if (IsBidiControl(text.substr(pos, length))) {  // would reorder the rest of the line
+      const unsigned code = ((c & 0x0Fu) << 12) | ((static_cast<unsigned char>(text[pos + 1]) & 0x3Fu) << 6) |
+                            (static_cast<unsigned char>(text[pos + 2]) & 0x3Fu);
+      out +=
+          std::string("\\u") + kHex[code >> 12] + kHex[(code >> 8) & 0xF] + kHex[(code >> 4) & 0xF] + kHex[code & 0xF];
+    } else {
+      out.append(text.substr(pos, length));
+    }
+    pos += length;
   }
   return out;
 }

@@ -19,6 +19,7 @@
 #include "launch/output_capture.hpp"
 #include "launch/spawn_launcher.hpp"
 #include "launch/trial_command.hpp"
+#include "util/utf8.hpp"
 #include "worker/gpu_binding.hpp"
 
 namespace cleansweep {
@@ -225,7 +226,7 @@ bool Worker::GpuIsClean(const std::string& gpus, TrialRecord* record) {
         std::fprintf(stderr,
                      "cleansweep: warning: rank %d on %s: GPU %s: processes not started by cleansweep hold memory "
                      "there: %s\n",
-                     transport_->rank(), identity_.host.c_str(), gpus.c_str(), foreign.c_str());
+                     transport_->rank(), identity_.host.c_str(), gpus.c_str(), ForTerminal(foreign).c_str());
       }
       break;
     }
@@ -237,7 +238,7 @@ bool Worker::GpuIsClean(const std::string& gpus, TrialRecord* record) {
                      std::to_string(std::lround(leftover_mb)) + " MiB there after trial.gpu_clean_wait (" +
                      FormatDuration(config_->trial.gpu_clean_wait) + "): " + leftover;
     std::fprintf(stderr, "cleansweep: warning: rank %d on %s: trial %s\n", transport_->rank(), identity_.host.c_str(),
-                 record->reason.c_str());
+                 ForTerminal(record->reason).c_str());  // process names are the trials' to choose
     return false;
   }
   if (const std::optional<double> used = GpuUsedMb(devices)) record->gpu_mem_before_mb = *used;

@@ -188,6 +188,27 @@ TEST(Coordinator, EachTrialSaysWhenItsWorkerBecameFreeForIt) {
   }
 }
 
+// A trial's words reach its progress line (an OOM message, a protocol error quoting its report):
+// escape sequences and line breaks in them are shown, not obeyed, so a trial can neither clear
+// the user's screen nor print a line that looks like ours.
+TEST(Progress, ATrialsWordsCannotDriveTheTerminal) {
+  Result<StudyConfig> config = LoadConfigText(
+      "study: {name: p}\ntrial: {command: [sh]}\nspace:\n  x: {type: float, low: 0.0, high: 1.0}\n", "p.yaml");
+  ASSERT_TRUE(config.ok());
+  TrialRecord r;
+  r.number = 3;
+  r.state = TrialState::kOomGpu;
+  r.host = "node1";
+  r.params = {{"x", 0.5}};
+  r.reason = "out of GPU memory: \x1b[2J\x1b]0;owned\x07\nfake: trial 99 COMPLETE value=0.99";
+  const std::string line = Progress::TrialLine(r, *config);
+  EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  EXPECT_NE(line.find(": out of GPU memory: \\x1b[2J\\x1b]0;owned\\x07\\nfake: trial 99 COMPLETE value=0.99"),
+            std::string::npos)
+      << line;
+}
+
 TEST(Coordinator, StopsWhenTheGridIsUsedUp) {
   Result<StudyConfig> config = LoadConfigText(
       "study: {name: g, n_trials: 100}\nsampler: {kind: grid}\ntrial: {command: [sh]}\n"

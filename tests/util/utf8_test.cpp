@@ -49,5 +49,25 @@ TEST(ToValidUtf8, ReplacesEachBadByteAndKeepsTheRest) {
   EXPECT_TRUE(IsValidUtf8(ToValidUtf8("\xC0\xAF\xED\xA0\x80 ok")));
 }
 
+// A trial's words on the user's terminal: escape sequences, line breaks and bidirectional
+// overrides become visible escapes; every other character, any script, stays as it is.
+TEST(ForTerminal, ShowsControlsAsEscapesAndKeepsTheText) {
+  EXPECT_EQ(ForTerminal("\x1b[2J\x1b]0;owned\x07"
+                        "RED\nfake: trial 99 COMPLETE"),
+            "\\x1b[2J\\x1b]0;owned\\x07RED\\nfake: trial 99 COMPLETE");
+  EXPECT_EQ(ForTerminal("tab\there\r\x7f"), "tab\\there\\r\\x7f");
+  EXPECT_EQ(ForTerminal("\xC2\x9B"
+                        "31m"),
+            "\\u009b31m");  // C1 CSI
+  EXPECT_EQ(ForTerminal("a\xE2\x80\xAE"
+                        "cba"),
+            "a\\u202ecba");                             // right-to-left override
+  EXPECT_EQ(ForTerminal("\xE2\x81\xA6x"), "\\u2066x");  // left-to-right isolate
+  EXPECT_EQ(ForTerminal("bad \xFF byte"), "bad \xEF\xBF\xBD byte");
+  const std::string text = "loss " + kEuro + " \xC2\xA0\xC3\xA9\xE6\x97\xA5\xF0\x9F\x98\x80 (x=0.5)";
+  EXPECT_EQ(ForTerminal(text), text);  // no-break space, é, 日, an emoji: printable
+  EXPECT_EQ(ForTerminal(std::string("nul\0byte", 8)), "nul\\x00byte");
+}
+
 }  // namespace
 }  // namespace cleansweep
