@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--set", validate.sets, "Override a config value, e.g. --set study.n_trials=8");
 
   ShowArgs show;
-  CLI::App* show_cmd = app.add_subcommand("show", "Summarise a study file: counts by state, best trial, top trials");
+  CLI::App* show_cmd = app.add_subcommand(
+      "show", "Summarise a study file: counts by state, the latest failures and why, best trial, top trials");
   show_cmd->add_option("study", show.study, "HDF5 study file")->required();
   show_cmd->footer("Example:\n  cleansweep show results/fashion-quick.h5 --top 5       (also while the sweep runs)");
   show_cmd->add_option("--top", show.top, "How many trials to list")->check(CLI::NonNegativeNumber);

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -169,6 +170,43 @@ void PrintCost(const StudyData& study) {
   std::printf("\n");
 }
 
+// The failed trials' reasons, the latest few: what a user whose trials fail looks for first (the
+// run's last line sends them here). Every reason is in `export`'s CSV.
+void PrintFailures(const StudyData& study, const std::string& path) {
+  constexpr size_t kShown = 5;
+  std::vector<const TrialRecord*> failed;
+  for (const TrialRecord& r : study.trials) {
+    const TrialState s = r.state;
+    if (s == TrialState::kFail || s == TrialState::kCrash || s == TrialState::kOomGpu || s == TrialState::kOomHost ||
+        s == TrialState::kTimeout) {
+      failed.push_back(&r);
+    }
+  }
+  if (failed.empty()) return;
+  std::stable_sort(failed.begin(), failed.end(),
+                   [](const TrialRecord* a, const TrialRecord* b) { return a->end_time < b->end_time; });
+  const size_t shown = std::min(kShown, failed.size());
+  if (shown == failed.size()) {
+    std::printf("failed trials:\n");
+  } else {
+    std::printf("failed trials, the latest %zu of %zu (every reason: cleansweep export %s):\n", shown, failed.size(),
+                path.c_str());
+  }
+  // Their logs, where this machine sees them: beside the study file, or under study.trials_dir.
+  StudyOptions where = study.config.study;
+  where.storage = path;
+  const std::string root = TrialsRoot(where);
+  for (size_t i = failed.size() - shown; i < failed.size(); ++i) {
+    const TrialRecord& r = *failed[i];
+    std::printf("  trial %lld %s: %s", static_cast<long long>(r.number), TrialStateName(r.state),
+                ForTerminal(r.reason.empty() ? "no reason recorded" : r.reason).c_str());
+    const std::string log = root + "/" + std::to_string(r.number) + "/log.txt";
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(log, ec)) std::printf(" (log: %s)", ForTerminal(log).c_str());
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 int ShowCommand(const ShowArgs& args) {
@@ -185,7 +223,7 @@ int ShowCommand(const ShowArgs& args) {
   if (!study->merged_from.empty()) {
     std::printf("merged from:\n");
     std::istringstream lines(study->merged_from);
-    for (std::string line; std::getline(lines, line);) std::printf("  %s\n", line.c_str());
+    for (std::string line; std::getline(lines, line);) std::printf("  %s\n", ForTerminal(line).c_str());
   }
   // Resumes that changed the config, as the study file records them (config_history).
   const Result<nlohmann::json> history = ParseUntrustedJson(study->config_history);  // the file is input
@@ -195,7 +233,8 @@ int ShowCommand(const ShowArgs& args) {
     for (const nlohmann::json& change : entry["changes"]) {
       changes += (changes.empty() ? "" : "; ") + (change.is_string() ? change.get<std::string>() : change.dump());
     }
-    std::printf("config changed on resume %s: %s\n", entry.value("at", std::string("?")).c_str(), changes.c_str());
+    std::printf("config changed on resume %s: %s\n", ForTerminal(entry.value("at", std::string("?"))).c_str(),
+                ForTerminal(changes).c_str());
   }
   std::map<std::string, int> counts;
   int finished = 0, running = 0, interrupted = 0, paused = 0;
@@ -242,7 +281,8 @@ int ShowCommand(const ShowArgs& args) {
         "(%zu earlier attempts)\n",
         interrupted_then.size(), paused_then.size(), study->attempts.size());
   }
-  if (!study->stop_reason.empty()) std::printf("stopped early: %s\n", study->stop_reason.c_str());
+  if (!study->stop_reason.empty()) std::printf("stopped early: %s\n", ForTerminal(study->stop_reason).c_str());
+  PrintFailures(*study, args.study);
   PrintSamplerTime(*study);
   PrintIdleGaps(*study);
   PrintCost(*study);

@@ -57,6 +57,23 @@ assert df.cpu_seconds.notna().all() and (df.cpu_seconds >= 0).all(), df.cpu_seco
 assert (df.gpu_seconds == 0).all() and df.energy_j.isna().all()
 PY
     grep -q "^cost of the trials: [0-9.]* CPU-hours, 0.00 GPU-hours$" show.txt || fail "show has no cost line: $(cat show.txt)"
+    # The failed trials' reasons, the latest five, each with its log: the run's last line sends a
+    # user whose trials all fail to show for them.
+    /usr/bin/python3 - "$work" <<'PY'
+import os, sys, h5py
+work = sys.argv[1]
+with h5py.File(f"{work}/np3.h5", "r", swmr=True) as f:
+    t = f["trials"][:]
+failed = sorted((r for r in t if r["state"].rstrip(b"\0") in (b"FAIL", b"CRASH", b"OOM_GPU", b"OOM_HOST", b"TIMEOUT")),
+                key=lambda r: r["datetime_end"])
+assert len(failed) > 5, len(failed)
+lines = open(f"{work}/show.txt").read().splitlines()
+head = lines.index("failed trials, the latest 5 of %d (every reason: cleansweep export np3.h5):" % len(failed))
+for r, line in zip(failed[-5:], lines[head + 1:head + 6]):
+    n = int(r["number"])
+    want = "  trial %d %s: %s (log: %s/np3.trials/%d/log.txt)" % (n, r["state"].rstrip(b"\0").decode(), r["reason"].decode(), work, n)
+    assert line == want, (line, want)
+PY
     ;;
   np4)  # grid with a conditional parameter, 1 coordinator + 3 workers
     toy_config np4 100 "{kind: grid, seed: 2}" "ok" "  s: {type: float, low: 0.0, high: 1.0, grid: [0.1, 0.2], when: {opt: b}}
