@@ -19,7 +19,12 @@ int ExportCommand(const ExportArgs& args) {
   if (args.format == "json") {
     WriteJson(*study, text);
   } else {
-    WriteCsv(*study, text);
+    const CsvShape shape = WriteCsv(*study, text);
+    if (shape.attr_columns < shape.attr_names) {
+      std::cerr << "cleansweep: note: the trials hold " << shape.attr_names << " distinct attrs, more than the "
+                << shape.attr_columns << " columns export makes: attr_* holds those most trials have, attrs_other "
+                << "each trial's others as JSON (--format json keeps every one by name)\n";
+    }
   }
   if (to_stdout) {
     std::cout << text.str();

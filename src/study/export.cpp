@@ -1,8 +1,12 @@
 #include "study/export.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -45,12 +49,27 @@ nlohmann::ordered_json KnownJson(double v) {
 
 }  // namespace
 
-void WriteCsv(const StudyData& study, std::ostream& out) {
-  std::set<std::string> attr_names;
+CsvShape WriteCsv(const StudyData& study, std::ostream& out) {
+  // How many trials hold each attribute; the columns are the kMaxAttrColumns held most widely.
+  std::map<std::string, std::int64_t> holders;
   for (const TrialRecord& r : study.trials) {
-    const nlohmann::json attrs = Attrs(r);
-    for (const auto& item : attrs.items()) attr_names.insert(item.key());
+    const nlohmann::json attrs = Attrs(r);  // named: items() of a temporary would outlive it
+    for (const auto& item : attrs.items()) ++holders[item.key()];
   }
+  CsvShape shape;
+  shape.attr_names = holders.size();
+  std::set<std::string> attr_names;
+  if (holders.size() <= kMaxAttrColumns) {
+    for (const auto& [name, n] : holders) attr_names.insert(name);
+  } else {
+    std::vector<std::pair<std::int64_t, std::string>> ranked;
+    ranked.reserve(holders.size());
+    for (const auto& [name, n] : holders) ranked.emplace_back(-n, name);  // most holders first, then by name
+    std::partial_sort(ranked.begin(), ranked.begin() + kMaxAttrColumns, ranked.end());
+    for (size_t i = 0; i < kMaxAttrColumns; ++i) attr_names.insert(ranked[i].second);
+  }
+  shape.attr_columns = attr_names.size();
+  const bool others = attr_names.size() < holders.size();
   const StudyOptions& options = study.config.study;
   out << "number,state,value";
   if (options.multi_objective()) {
@@ -59,6 +78,7 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
   }
   for (const ParamSpec& spec : study.config.space.params()) out << "," << CsvCell("param_" + spec.name);
   for (const std::string& name : attr_names) out << "," << CsvCell("attr_" + name);
+  if (others) out << ",attrs_other";
   out << ",datetime_start,datetime_end,duration,worker,host,gpu,exit_code,signal,peak_rss_kb,attempt,"
          "retry_of,enqueued,sampler_ms,last_step,gpu_mem_before_mb,gpu_mem_peak_mb,gpu_mem_after_mb,gpu_mem_foreign_mb,"
          "datetime_worker_free,cpu_seconds,gpu_seconds,energy_j,violation,checkpoint_step,resumed_from,parent,"
@@ -79,6 +99,13 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
     for (const std::string& name : attr_names) {
       out << "," << (attrs.contains(name) ? CsvCell(AttrCell(attrs[name])) : "");
     }
+    if (others) {  // the attributes without a column of their own, as one JSON object
+      nlohmann::json rest = nlohmann::json::object();
+      for (const auto& item : attrs.items()) {
+        if (!attr_names.count(item.key())) rest[item.key()] = item.value();
+      }
+      out << "," << (rest.empty() ? "" : CsvCell(AttrCell(rest)));
+    }
     out << "," << Number(r.start_time) << "," << Number(r.end_time) << "," << Number(r.duration()) << "," << r.worker
         << "," << CsvCell(r.host) << "," << CsvCell(r.gpu) << "," << r.exit_code << "," << r.signal << ","
         << r.peak_rss_kb << "," << r.attempt << "," << r.retry_of << "," << (r.enqueued ? 1 : 0) << ","
@@ -89,6 +116,7 @@ void WriteCsv(const StudyData& study, std::ostream& out) {
         << r.parent << "," << r.generation << "," << r.gpus << "," << CsvCell(r.workers) << "," << r.peak_rss_max_kb
         << "," << Known(r.gpu_mem_peak_max_mb) << "," << CsvCell(r.reason) << "," << CsvCell(r.output_tail) << "\n";
   }
+  return shape;
 }
 
 void WriteJson(const StudyData& study, std::ostream& out) {

@@ -1,6 +1,10 @@
 #include "study/export.hpp"
 
+#include <algorithm>
+#include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -99,6 +103,81 @@ TEST(Export, TextThatIsNotUtf8ExportsWithoutAborting) {
   std::ostringstream csv;
   WriteCsv(study, csv);
   EXPECT_NE(csv.str().find("\xFF\xFE raw bytes"), std::string::npos);  // CSV keeps the trial's bytes
+}
+
+// Trials that each name their own attributes: the columns stop at kMaxAttrColumns, those the most
+// trials hold, and every other attribute still reaches its row, in attrs_other. Uncapped, 200
+// trials of 1,000 names each made a CSV of 200,000 columns (43 MB); the size grew with trials times
+// names.
+TEST(Export, AttributeColumnsAreCappedAndNothingIsLost) {
+  StudyData study = Study();
+  study.trials.clear();
+  for (int t = 0; t < 30; ++t) {
+    TrialRecord r;
+    r.number = t;
+    r.state = TrialState::kComplete;
+    r.value = 0.5;
+    nlohmann::json attrs = {{"shared", t}, {"common", "c"}};
+    for (int k = 0; k < 100; ++k) attrs["own_" + std::to_string(t) + "_" + std::to_string(k)] = k;
+    r.attrs_json = attrs.dump();
+    study.trials.push_back(r);
+  }
+  std::ostringstream out;
+  const CsvShape shape = WriteCsv(study, out);
+  EXPECT_EQ(shape.attr_names, 2u + 30 * 100);
+  EXPECT_EQ(shape.attr_columns, kMaxAttrColumns);
+  std::istringstream lines(out.str());
+  std::string header;
+  std::getline(lines, header);
+  std::vector<std::string> columns;
+  for (std::istringstream cells(header); std::getline(cells, header, ',');) columns.push_back(header);
+  const auto count =
+      std::count_if(columns.begin(), columns.end(), [](const std::string& c) { return c.rfind("attr_", 0) == 0; });
+  EXPECT_EQ(static_cast<size_t>(count), kMaxAttrColumns);
+  EXPECT_NE(std::find(columns.begin(), columns.end(), "attr_shared"), columns.end());  // held by every trial
+  EXPECT_NE(std::find(columns.begin(), columns.end(), "attr_common"), columns.end());
+  const size_t other = static_cast<size_t>(std::find(columns.begin(), columns.end(), "attrs_other") - columns.begin());
+  ASSERT_LT(other, columns.size());
+  // Each row: every attribute once, in its column or in attrs_other.
+  std::string row;
+  for (int t = 0; t < 30; ++t) {
+    ASSERT_TRUE(std::getline(lines, row));
+    std::vector<std::string> cells;
+    // attrs_other is quoted JSON ("" for each "); the cells before it hold no comma.
+    size_t at = 0;
+    for (size_t c = 0; c < other; ++c) {
+      const size_t comma = row.find(',', at);
+      cells.push_back(row.substr(at, comma - at));
+      at = comma + 1;
+    }
+    std::string rest;
+    if (row[at] == '"') {
+      for (size_t i = at + 1; i < row.size(); ++i) {
+        if (row[i] == '"' && i + 1 < row.size() && row[i + 1] == '"') {
+          rest += '"';
+          ++i;
+        } else if (row[i] == '"') {
+          break;
+        } else {
+          rest += row[i];
+        }
+      }
+    }
+    std::set<std::string> seen;
+    for (size_t c = 0; c < other; ++c) {
+      if (columns[c].rfind("attr_", 0) == 0 && !cells[c].empty()) seen.insert(columns[c].substr(5));
+    }
+    const size_t in_columns = seen.size();
+    if (!rest.empty()) {
+      const nlohmann::json others = nlohmann::json::parse(rest);
+      for (const auto& item : others.items()) EXPECT_TRUE(seen.insert(item.key()).second) << item.key();
+    }
+    EXPECT_EQ(seen.size(), 102u) << "trial " << t << ": " << in_columns << " in columns";
+  }
+  // Under the cap nothing changes: no attrs_other.
+  std::ostringstream few;
+  EXPECT_EQ(WriteCsv(Study(), few).attr_columns, 2u);
+  EXPECT_EQ(few.str().find("attrs_other"), std::string::npos);
 }
 
 }  // namespace
