@@ -215,6 +215,25 @@ d = json.load(open(f"{sys.argv[1]}/gang-drawn.json"))
 assert (d["timeline_spans"], d["gang_links"], d["timeline_rows"]) == (12, 4, 3), d
 print("gang timeline drew:", {k: d[k] for k in ("timeline_spans", "gang_links", "timeline_rows")})
 PY
+# A trial that reports every batch: 200,000 steps. Math.min(...values) over them overflowed the
+# call stack (RangeError), and the report stayed blank; 120,000 still drew.
+cat > many.py << 'PY'
+import os
+with os.fdopen(int(os.environ["CLEANSWEEP_REPORT_FD"]), "w", buffering=1 << 20) as f:
+    f.writelines('{"step": %d, "value": %.6f}\n' % (i, 1 - 1 / (i + 1)) for i in range(200000))
+    f.write('{"value": 1.0}\n')
+PY
+cat > many.yaml << YAML
+study: {name: report-many, direction: maximize, n_trials: 1, storage: $work/many.h5}
+trial: {command: [/usr/bin/python3, "$work/many.py"], timeout: 60s}
+space:
+  x: {type: float, low: 0.0, high: 1.0}
+YAML
+"${mpi[@]}" -np 2 "$bin/cleansweep" run many.yaml --progress lines > many-run.txt || { cat many-run.txt; fail "the 200,000-step sweep exited $?"; }
+"$bin/cleansweep" report many.h5 -o many-report.html > /dev/null || fail "cleansweep report (200,000 steps) exited $?"
+check "$work/many-report.html" > many-drawn.json || fail "Chromium, 200,000 steps: $(cat many-drawn.json)"
+/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["rendered"] == "yes" and d["curve_paths"] == 1, d' \
+  "$work/many-drawn.json" || fail "the 200,000-step report did not draw its curve"
 # The check itself must catch an error on the page.
 sed 's#document.body.dataset.rendered = "yes";#console.error("planted error");#' report.html > broken.html
 if check "$work/broken.html" > broken.json 2> broken.err; then fail "a console error went unnoticed"; fi

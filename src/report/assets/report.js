@@ -100,9 +100,22 @@ function scale(kind, domain, r0, r1) {
   return f;
 }
 
+// The least and the greatest of many numbers. Math.min(...values) passes each as an argument,
+// and past about 100,000 (a trial that reports every batch) that overflows the call stack.
+function minOf(values) {
+  let m = Infinity;
+  for (const v of values) if (v < m) m = v;
+  return m;
+}
+function maxOf(values) {
+  let m = -Infinity;
+  for (const v of values) if (v > m) m = v;
+  return m;
+}
+
 function extent(values) {
   const finite = values.filter((v) => typeof v === "number" && isFinite(v));
-  return finite.length ? [Math.min(...finite), Math.max(...finite)] : [0, 1];
+  return finite.length ? [minOf(finite), maxOf(finite)] : [0, 1];
 }
 
 // An extent with 5% room on both sides, so no mark sits on the frame.
@@ -188,7 +201,7 @@ function drawSummary() {
   for (const s of Object.keys(STATE_COLORS)) if (counts[s]) card(counts[s], s, STATE_COLORS[s]);
   const starts = trials.map((t) => t.t0).filter((v) => v > 0);
   const ends = trials.map((t) => (t.t1 > 0 ? t.t1 : t.t0)).filter((v) => v > 0);
-  if (starts.length) card(fmtDuration(Math.max(...ends) - Math.min(...starts)), "wall time");
+  if (starts.length) card(fmtDuration(maxOf(ends) - minOf(starts)), "wall time");
   card(new Set(trials.map((t) => t.w)).size, "workers used");
   const outside = completed.length - feasible.length;
   if (constraints.length) card(outside, "COMPLETE, infeasible", outside ? INFEASIBLE_COLOR : null);
@@ -326,7 +339,7 @@ function drawMetricHistory(svg, i) {
     }
   }
   if (d) {
-    d += `H${x(Math.max(...trials.map((t) => t.n)))}`;
+    d += `H${x(maxOf(trials.map((t) => t.n)))}`;
     svgEl("path", { d, fill: "none", stroke: "#101828", "stroke-width": 1.5, class: "best-line" }, svg);
   }
   svg.dataset.drawn = drawn;
@@ -483,7 +496,7 @@ function drawLineage() {
   const start = (t) => (t.pa !== undefined && (data.steps[t.n] || []).length ? data.steps[t.n][0][0] - 1 : 0);
   const spans = trials.filter((t) => t.ls >= 0);
   document.getElementById("lineage-note").textContent = `${children.length} trials started from another's checkpoint, ` +
-    `up to generation ${Math.max(...trials.map((t) => t.ge || 0))}` +
+    `up to generation ${maxOf(trials.map((t) => t.ge || 0))}` +
     (best ? `; dark: the ancestry of the best trial, ${best.n} (${fmt(best.v)}).` : ".");
   let drawn = 0;
   for (const p of data.params.filter((q) => q.kind === "float" || q.kind === "int")) {
@@ -533,8 +546,8 @@ function drawTimeline() {
   }
   const ranks = [...new Set(spans.flatMap(heldRanks))].sort((a, b) => a - b);
   const now = study.generated_unix;
-  const start = Math.min(...spans.map((t) => t.t0));
-  const end = Math.max(...spans.map((t) => (t.t1 > 0 ? t.t1 : now)));
+  const start = minOf(spans.map((t) => t.t0));
+  const end = maxOf(spans.map((t) => (t.t1 > 0 ? t.t1 : now)));
   const rowH = 18, height = ranks.length * (rowH + 4) + 50;
   const x = scale("linear", [0, Math.max(end - start, 1e-3)], 62, width - 70);
   const y = (rank) => 10 + ranks.indexOf(rank) * (rowH + 4);
@@ -562,8 +575,8 @@ function drawTimeline() {
     }
     if (held.length > 1) {  // ties the gang's bars together at its start
       const rows = held.map(y);
-      svgEl("line", { x1: x(t.t0 - start) + 1, x2: x(t.t0 - start) + 1, y1: Math.min(...rows) + 2,
-        y2: Math.max(...rows) + rowH - 2, class: "gang-link", stroke: "#101828", "stroke-width": 2 }, svg);
+      svgEl("line", { x1: x(t.t0 - start) + 1, x2: x(t.t0 - start) + 1, y1: minOf(rows) + 2,
+        y2: maxOf(rows) + rowH - 2, class: "gang-link", stroke: "#101828", "stroke-width": 2 }, svg);
       gangs++;
     }
   }
