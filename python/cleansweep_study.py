@@ -161,8 +161,9 @@ class DamagedStudyError(ValueError):
 
 
 class StudyReadTimeoutError(TimeoutError):
-    """No consistent copy of a live study file could be read in the time given: a sweep changed the
-    file during every read. Nothing says it is damaged; read it again, or with a longer `timeout`."""
+    """No consistent copy of a study file could be read in the time given: a sweep changed the file
+    during every read, or the machine was too busy to give the reader the processor (it mostly
+    waited). Nothing says it is damaged; read it again, or with a longer `timeout`."""
 
 
 def _bounded_retries_open(path):
@@ -312,6 +313,29 @@ def _limit_memory(file_size):
         pass  # no /proc, or a limit we may not set: read without one
 
 
+def _out_of_time(path, spent, computing):
+    """The verdict on a reading child that ran out of time: damaged if it computed most of the while
+    (HDF5 round a loop on a damaged file), too slow if it mostly waited (a busy machine starved it:
+    a wall-clock deadline alone called healthy files damaged then)."""
+    if computing is not None and computing < spent / 2:
+        return StudyReadTimeoutError(
+            f"{path}: reading it did not finish within {spent:.1f} s, only {computing:.1f} s of it computing: "
+            "the machine is busy or the file slow to read; read it again, or call load_study with a longer timeout")
+    return DamagedStudyError(
+        f"{path}: the study file is damaged: reading it did not finish in time (a healthy file on slow "
+        "storage may need load_study(path, timeout=...) longer than the default)")
+
+
+def _processor_seconds(pid):
+    """The processor time (user and system) process `pid` has used, from /proc; None where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()  # the name before may hold spaces
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime: fields 14, 15
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _has_hdf5_signature(path):
     """HDF5's signature at byte 0, 512, 1024, 2048, ... (a user block may come first), as HDF5 looks.
     Not h5py.is_hdf5: with HDF5 1.12 and later that opens the file, which a damaged one can crash."""
@@ -344,16 +368,16 @@ def _read_guarded(path, timeout):
             out.write(payload)
         os._exit(0)
     os.close(write_end)
-    chunks, deadline = [], time.monotonic() + timeout
+    started = time.monotonic()
+    chunks, deadline = [], started + timeout
     with os.fdopen(read_end, "rb") as pipe:
         while True:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([pipe], [], [], left)[0]:
+                computing = _processor_seconds(pid)
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                raise DamagedStudyError(
-                    f"{path}: the study file is damaged: reading it did not finish in time (a healthy file on "
-                    "slow storage may need load_study(path, timeout=...) longer than the default)")
+                raise _out_of_time(path, time.monotonic() - started, computing)
             chunk = os.read(pipe.fileno(), 1 << 16)
             if not chunk:
                 break
@@ -462,6 +486,8 @@ def load_study(path, retries=5, timeout=None):
             else:
                 unchanged_failures += 1
             out_of_time = time.monotonic() >= deadline
+            if out_of_time and isinstance(e, StudyReadTimeoutError):  # the reader was starved: busy too
+                raise StudyReadTimeoutError(str(e)) from None
             if out_of_time and changed_failures and unchanged_failures < retries:  # a writer at work: busy
                 raise StudyReadTimeoutError(
                     f"{path}: no consistent copy of the study file could be read in {timeout:.3g} s: a sweep "

@@ -121,7 +121,7 @@ def torn(path, timeout):
     time.sleep(0.02)
     raise ValueError("a trial's attrs are not a JSON object")
 
-cs._read_guarded = torn
+real_guarded, cs._read_guarded = cs._read_guarded, torn
 stamps = itertools.count()
 cs._stamp = lambda path: next(stamps)  # every read sees the file change: a sweep writing it
 start = time.monotonic()
@@ -140,6 +140,22 @@ except cs.DamagedStudyError as e:
     assert "damaged" in str(e), e
     assert "a trial's attrs are not a JSON object" in str(e), f"the verdict does not say why: {e}"
 assert time.monotonic() - start < 10, "a damaged file took the whole timeout"
+# The reading child itself, out of time: one that mostly waited (a busy machine starves it) is too
+# slow, not damaged; one that computed all the while (HDF5 round a loop on a damaged file) is.
+cs._read_guarded = real_guarded
+kept_stamp, cs._stamp = cs._stamp, lambda path: (1, 2, 3)
+real_read = cs._read
+cs._read = lambda path: time.sleep(3600)  # runs in the forked child: waits, computes nothing
+try:
+    cs.load_study(sys.argv[1], timeout=0.6)
+    raise SystemExit("FAIL: a reader that never answered loaded")
+except cs.StudyReadTimeoutError as e:
+    assert "of it computing" in str(e) and "longer timeout" in str(e) and "damaged" not in str(e), e
+cs._read, cs._stamp = real_read, kept_stamp
+# (A spinning child's share of the processor depends on the machine's load: judged here directly.)
+assert isinstance(cs._out_of_time("s.h5", 1.0, 0.9), cs.DamagedStudyError)
+assert isinstance(cs._out_of_time("s.h5", 1.0, None), cs.DamagedStudyError)  # no /proc: as before
+assert isinstance(cs._out_of_time("s.h5", 1.0, 0.1), cs.StudyReadTimeoutError)
 # The default timeout grows with the file, as `cleansweep show`'s does: 5 s and 1 s per 32 MB.
 given = []
 def recorded(path, timeout):

@@ -411,6 +411,42 @@ TEST(StudyReader, FilesThatCrashHdf5AreDamagedNotFatal) {
   EXPECT_GE(files, 4);
 }
 
+// The reading child is given processor time, not only time on the clock: one that computes past
+// its share (HDF5 round a loop on a damaged file) makes the file damaged; one the machine starves
+// (it mostly waits) finishes, however long the clock ran, up to a far larger bound, and past that
+// the read is too slow, not the file damaged. A wall-clock deadline alone called a healthy file
+// damaged on a busy machine (reliability.live_readers: 2 of 72 `show`s beside a sweep, 5 s).
+TEST(StudyReader, TheReadingChildIsJudgedByTheProcessorTimeItUsed) {
+  using std::chrono::milliseconds;
+  const Result<StudyData> spinning = ReadStudyFileGuarded("s.h5", {milliseconds(200), milliseconds(600000)},
+                                                          [](const std::string&) -> Result<StudyData> {
+                                                            for (volatile unsigned long i = 0;; i = i + 1) {
+                                                            }
+                                                          });
+  ASSERT_FALSE(spinning.ok());
+  EXPECT_EQ(spinning.status().code(), Status::Code::kInvalidInput);
+  EXPECT_NE(spinning.status().message().find("the study file is damaged: reading it did not finish after"),
+            std::string::npos)
+      << spinning.status().message();
+  // Waiting five times its processor share on the clock, it still gives its answer.
+  const Result<StudyData> waiting = ReadStudyFileGuarded("w.h5", {milliseconds(200), milliseconds(600000)},
+                                                         [](const std::string&) -> Result<StudyData> {
+                                                           ::usleep(1000 * 1000);
+                                                           return Status::InvalidInput("the answer");
+                                                         });
+  ASSERT_FALSE(waiting.ok());
+  EXPECT_EQ(waiting.status().message(), "the answer");
+  const Result<StudyData> stuck = ReadStudyFileGuarded("x.h5", {milliseconds(200), milliseconds(1000)},
+                                                       [](const std::string&) -> Result<StudyData> {
+                                                         for (;;) ::pause();
+                                                       });
+  ASSERT_FALSE(stuck.ok());
+  EXPECT_EQ(stuck.status().code(), Status::Code::kIoError);
+  EXPECT_NE(stuck.status().message().find("x.h5: reading it did not finish within 1.0 s (only 0."), std::string::npos)
+      << stuck.status().message();
+  EXPECT_EQ(stuck.status().message().find("damaged"), std::string::npos) << stuck.status().message();
+}
+
 // Sets the text checksums of rows [first, first + crcs.size()) in a closed study file (a plain
 // writer; retried while a reader holds HDF5's file lock).
 void SetTextChecksums(const std::string& path, hsize_t first, const std::vector<std::int64_t>& crcs) {
