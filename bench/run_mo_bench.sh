@@ -4,7 +4,7 @@
 # hypervolume after 200 and 500 trials (median over the seeds, one implementation for both tools)
 # and the sampler's time per trial.
 #   bench/run_mo_bench.sh [SEEDS] [SEEDS_AT_500] [PARTS_DIR]
-# Every sampler runs SEEDS seeds (default 20). Ours and Optuna's NSGA-II run in this run, alone, one
+# Every sampler runs SEEDS seeds (default 40). Ours and Optuna's NSGA-II run in this run, alone, one
 # after another: their sampler times are the ones the 50x target is about.
 # Optuna's multi-objective TPE takes 0.3-1.7 s per trial at 200 trials and more after (0.9-11 s per
 # trial over 500; one DTLZ2 seed, 500 trials: 45-85 minutes here; all parts: about 12 CPU-hours), so
@@ -18,7 +18,7 @@
 # mo_summarize.py compares, at each trial count, the seeds every tool reached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seeds=${1:-20}
+seeds=${1:-40}
 seeds_500=${2:-5}
 if ! /usr/bin/python3 -c "import optuna" 2> /dev/null; then
   sudo=()
