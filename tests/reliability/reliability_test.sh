@@ -205,7 +205,9 @@ PY
     ;;
 
   live_readers)  # issue 21: readers of a live study retry torn reads; the documented ones never fail
-    config live 1500 "ok, fail, bigattrs, curve" "" "  steps: 3
+    # 2,500 trials: each kind of reader must read 10 times or more while the sweep runs, and on a
+    # quiet machine the sweep outran them (9 reads each with 1,500 trials in a CI rehearsal).
+    config live 2500 "ok, fail, bigattrs, curve" "" "  steps: 3
   step_sleep: 0.002"
     sed -i 's/low: 0.3, high: 1.5/low: 0.0, high: 0.01/' live.yaml
     ( "${mpi[@]}" -np 3 "$bin/cleansweep" run "$work/live.yaml" --progress lines > out.txt 2>&1; echo $? > sweep.done ) &
@@ -214,7 +216,7 @@ PY
       fail "a live read failed: $(cat reads.txt)"
     cat reads.txt
     [ "$(cat sweep.done)" = 0 ] || fail "the sweep exited $(cat sweep.done): $(tail -5 out.txt)"
-    check_final live.h5 1500
+    check_final live.h5 2500
     ;;
 
   trials_blocked)  # issue 21: a worker that cannot make trial folders stops the sweep
