@@ -176,11 +176,7 @@ void PrintFailures(const StudyData& study, const std::string& path) {
   constexpr size_t kShown = 5;
   std::vector<const TrialRecord*> failed;
   for (const TrialRecord& r : study.trials) {
-    const TrialState s = r.state;
-    if (s == TrialState::kFail || s == TrialState::kCrash || s == TrialState::kOomGpu || s == TrialState::kOomHost ||
-        s == TrialState::kTimeout) {
-      failed.push_back(&r);
-    }
+    if (IsFailure(r.state)) failed.push_back(&r);
   }
   if (failed.empty()) return;
   std::stable_sort(failed.begin(), failed.end(),

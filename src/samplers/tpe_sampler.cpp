@@ -12,13 +12,6 @@
 namespace cleansweep {
 namespace {
 
-// A finished trial's failure tells the sampler "not here" (so does a COMPLETE trial outside
-// study.constraints, TrialRecord::infeasible); an interrupted one says nothing.
-bool IsInfeasible(TrialState s) {
-  return s == TrialState::kFail || s == TrialState::kCrash || s == TrialState::kOomGpu || s == TrialState::kOomHost ||
-         s == TrialState::kTimeout;
-}
-
 // The trials TPE learns from, oldest first: the finished ones in completion order, then those
 // paused at a rung (pruner.resume), which count as pruned trials do until they go on.
 std::vector<const TrialRecord*> Ended(const TrialHistory& history) {
@@ -260,7 +253,7 @@ TpeSampler::Split TpeSampler::SplitTrials(std::int64_t number, const TrialHistor
     } else if (HasScore(r)) {
       split.above.push_back(o);
       split.feasible.push_back(o);
-    } else if (IsInfeasible(r.state) || r.infeasible()) {
+    } else if (IsFailure(r.state) || r.infeasible()) {  // "not here"; an interrupted trial says nothing
       split.above.push_back(o);
       split.infeasible.push_back(o);
     }

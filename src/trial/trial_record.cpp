@@ -8,6 +8,11 @@ constexpr const char* kNames[] = {"RUNNING", "COMPLETE", "PRUNED",  "FAIL",     
 
 }  // namespace
 
+bool IsFailure(TrialState s) {
+  return s == TrialState::kFail || s == TrialState::kCrash || s == TrialState::kOomGpu || s == TrialState::kOomHost ||
+         s == TrialState::kTimeout;
+}
+
 const char* TrialStateName(TrialState state) { return kNames[static_cast<int>(state)]; }
 
 bool ParseTrialState(const std::string& name, TrialState* state) {

@@ -29,6 +29,8 @@ enum class TrialState : std::int8_t {
 };
 
 const char* TrialStateName(TrialState state);
+// The states of a trial that ended badly by its own doing: FAIL, CRASH, OOM_GPU, OOM_HOST, TIMEOUT.
+bool IsFailure(TrialState state);
 // Parses the names TrialStateName returns; false when unknown.
 bool ParseTrialState(const std::string& name, TrialState* state);
 
