@@ -24,11 +24,13 @@ std::optional<std::string> MedianPruner::ShouldPrune(std::int64_t number, std::i
   }
   std::sort(at_step.begin(), at_step.end());
   const size_t m = at_step.size();
-  const double median = m % 2 ? at_step[m / 2] : 0.5 * (at_step[m / 2 - 1] + at_step[m / 2]);
+  // Halved before adding: the mean of two values near +-DBL_MAX must not overflow to infinity.
+  const double median = m % 2 ? at_step[m / 2] : 0.5 * at_step[m / 2 - 1] + 0.5 * at_step[m / 2];
   const bool maximize = direction_ == Direction::kMaximize;
-  double best = maximize ? -1e300 : 1e300;
-  for (const auto& [s, v] : curves.at(number).values) {
-    if (s <= step) best = maximize ? std::max(best, v) : std::min(best, v);
+  const auto& mine = curves.at(number).values;
+  double best = mine.begin()->second;  // it holds `step`'s value at least
+  for (auto it = mine.begin(); it != mine.end() && it->first <= step; ++it) {
+    best = maximize ? std::max(best, it->second) : std::min(best, it->second);
   }
   if (maximize ? best >= median : best <= median) return std::nullopt;
   char reason[160];

@@ -63,7 +63,9 @@ std::optional<Promotion> PbtPruner::Promote(const Curves& curves) const {
     goes_on.reason = text;
     return goes_on;
   }
-  SplitMix64 rng = StreamFor(options_.seed ^ 0x706274ULL, static_cast<std::uint64_t>(number * 1'000'003 + step));
+  // In unsigned arithmetic, which wraps: a step near INT64_MAX must not overflow a signed sum.
+  SplitMix64 rng = StreamFor(options_.seed ^ 0x706274ULL,
+                             static_cast<std::uint64_t>(number) * 1'000'003ULL + static_cast<std::uint64_t>(step));
   const std::int64_t parent = donors[rng.Below(donors.size())];
   const TrialCurve& donor = curves.at(parent);
   std::snprintf(text, sizeof text,

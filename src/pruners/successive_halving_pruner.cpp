@@ -27,13 +27,19 @@ SuccessiveHalvingPruner::SuccessiveHalvingPruner(PrunerOptions options, Directio
       peers_(std::move(peers)) {}
 
 std::int64_t SuccessiveHalvingPruner::RungStep(int rung) const {
-  return static_cast<std::int64_t>(
-      std::llround(static_cast<double>(options_.min_resource) *
-                   std::pow(static_cast<double>(options_.reduction_factor), min_early_stopping_rate_ + rung)));
+  // In integers, saturating: pow() in doubles past 2^63 made llround() return INT64_MIN, a rung
+  // below every step, and the rung loops never ended (issue 40).
+  std::int64_t step = std::max<std::int64_t>(options_.min_resource, 1);
+  const std::int64_t factor = std::max(options_.reduction_factor, 2);
+  for (int i = 0; i < min_early_stopping_rate_ + rung; ++i) {
+    if (step > kNoRung / factor) return kNoRung;
+    step *= factor;
+  }
+  return step;
 }
 
 bool SuccessiveHalvingPruner::Decides(std::int64_t rung_step) const {
-  return options_.max_resource <= 0 || rung_step < options_.max_resource;
+  return rung_step != kNoRung && (options_.max_resource <= 0 || rung_step < options_.max_resource);
 }
 
 int SuccessiveHalvingPruner::HighestRung(const TrialCurve& curve) const {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 
 #include "pruners/pruner.hpp"
 
@@ -30,8 +31,13 @@ class SuccessiveHalvingPruner : public Pruner {
   std::optional<Promotion> PromoteAmong(const Curves& curves, const std::vector<std::int64_t>& paused) const;
 
  private:
+  // No rung sits at or past this step: rung steps grow by reduction_factor (>= 2) from
+  // min_resource (>= 1), so there are at most 63 rungs, whatever step a trial reports.
+  static constexpr std::int64_t kNoRung = std::numeric_limits<std::int64_t>::max();
+  // The step of `rung`; kNoRung where it would pass INT64_MAX - 1.
   std::int64_t RungStep(int rung) const;
-  // Whether a rung at `rung_step` decides anything: below max_resource, when that is set.
+  // Whether a rung at `rung_step` decides anything: it exists and lies below max_resource, when
+  // that is set. Every loop over rungs ends at the first rung that does not decide.
   bool Decides(std::int64_t rung_step) const;
   // The highest deciding rung `curve` reached (its last step is at or past it); -1 for none.
   int HighestRung(const TrialCurve& curve) const;

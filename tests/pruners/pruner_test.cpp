@@ -1,6 +1,15 @@
 // Each pruner's decisions against cases computed by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <future>
+#include <limits>
+#include <thread>
+
 #include "pruners/hyperband_pruner.hpp"
 #include "pruners/median_pruner.hpp"
 #include "pruners/pbt_pruner.hpp"
@@ -333,6 +342,179 @@ TEST(PbtPruner, AParentIsDrawnAmongTheTopQuantile) {
     parents.insert(next->parent);
   }
   EXPECT_EQ(parents, (std::set<std::int64_t>{0, 1})) << "both top members, and only they";
+}
+
+// Issue 40: a trial's step is untrusted input. Rung arithmetic once overflowed past 2^63 and the
+// rung loops never ended, so each of these runs under a deadline: a hang fails the test instead
+// of stalling the suite.
+void WithinSeconds(int seconds, const std::function<void()>& body) {
+  std::packaged_task<void()> task(body);
+  std::future<void> done = task.get_future();
+  std::thread(std::move(task)).detach();
+  if (done.wait_for(std::chrono::seconds(seconds)) == std::future_status::timeout) {
+    ADD_FAILURE() << "a pruner call did not return within " << seconds << " s: it loops";
+    std::fflush(nullptr);
+    std::_Exit(1);  // the looping thread cannot be stopped; end here, with the failure printed
+  }
+  done.get();
+}
+
+constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+
+// The steps an adversarial trial reported in issue 40, in the order it reported them.
+std::vector<std::int64_t> HostileSteps() {
+  std::vector<std::int64_t> steps;
+  for (std::int64_t s = 1; s <= kMax / 4; s *= 4) steps.push_back(s);  // 4^0 .. 4^31 (4^31 = 2^62)
+  steps.push_back(kMax - 1);
+  steps.push_back(kMax);
+  return steps;
+}
+
+// Drives `pruner` as the coordinator does: each trial reports `steps` one by one with `value`,
+// is asked about after every report, stops where it is pruned or paused, and Promote() runs after
+// every report. Returns each trial's state at the end.
+std::vector<TrialState> Drive(Pruner* pruner, const std::vector<std::vector<std::int64_t>>& steps,
+                              const std::vector<double>& values) {
+  Curves c;
+  for (size_t n = 0; n < steps.size(); ++n) {
+    const auto number = static_cast<std::int64_t>(n);
+    c[number].state = TrialState::kRunning;
+    for (const std::int64_t step : steps[n]) {
+      c[number].values[step] = values[n];
+      c[number].checkpoint_step = step;
+      if (pruner->ShouldPrune(number, step, c)) {
+        c[number].state = pruner->Pauses() ? TrialState::kPaused : TrialState::kPruned;
+        break;
+      }
+      (void)pruner->Promote(c);
+    }
+    if (c[number].state == TrialState::kRunning) c[number].state = TrialState::kComplete;
+  }
+  std::vector<TrialState> states;
+  for (const auto& [n, curve] : c) states.push_back(curve.state);
+  return states;
+}
+
+TEST(HugeSteps, AshaJudgesEveryRungUpToTheLastThatFitsInt64) {
+  WithinSeconds(20, [] {
+    SuccessiveHalvingPruner p(Asha(1, 0, 4), Direction::kMaximize, 0);
+    // Issue 40's probe: INT64_MAX straight away, then INT64_MAX - 1 and INT64_MAX in turn.
+    Curves c = {{0, Curve({{kMax, 0.5}}, TrialState::kRunning)}};
+    EXPECT_FALSE(p.ShouldPrune(0, kMax, c)) << "alone at each rung: the best goes on";
+    c[0].state = TrialState::kComplete;
+    c[1] = Curve({{kMax - 1, 0.4}}, TrialState::kRunning);
+    const std::optional<std::string> pruned = p.ShouldPrune(1, kMax - 1, c);
+    ASSERT_TRUE(pruned);
+    EXPECT_EQ(*pruned, "pruned at rung 0 (step 1): value 0.4 is not in the best 1 of 2 trials at that rung");
+    // 2^62 = 4^31 is the last rung below INT64_MAX: a trial reaching it, and only it, is judged there.
+    c[2] = Curve({{std::int64_t{1} << 62, 0.3}}, TrialState::kRunning);
+    EXPECT_TRUE(p.ShouldPrune(2, std::int64_t{1} << 62, c));
+    EXPECT_EQ(Drive(&p, {HostileSteps(), HostileSteps(), HostileSteps()}, {0.5, 0.9, 0.1}),
+              (std::vector<TrialState>{TrialState::kComplete, TrialState::kComplete, TrialState::kPruned}));
+  });
+}
+
+TEST(HugeSteps, AshaResumeJudgesTheHighestRungAndPromotesThere) {
+  WithinSeconds(20, [] {
+    PrunerOptions o = Asha(1, 0, 4);
+    o.resume = true;
+    SuccessiveHalvingPruner p(o, Direction::kMinimize, 0);
+    Curves c = {{0, Curve({{kMax, 0.1}}, TrialState::kComplete)}, {1, Curve({{kMax, 0.5}}, TrialState::kRunning)}};
+    const std::optional<std::string> paused = p.ShouldPrune(1, kMax, c);
+    ASSERT_TRUE(paused);
+    EXPECT_EQ(*paused,
+              "paused at rung 31 (step 4611686018427387904): value 0.5 is not (yet) in the best 1 of 2 trials at "
+              "that rung");
+    c[1].state = TrialState::kPaused;
+    for (int n = 2; n < 9; ++n) c[n] = Curve({{std::int64_t{1} << 62, 0.9}}, TrialState::kComplete);
+    const std::optional<Promotion> up = p.Promote(c);  // 9 at the rung: the best 2 go on
+    ASSERT_TRUE(up);
+    EXPECT_EQ(up->number, 1);
+    EXPECT_EQ(up->rung, 31);
+    EXPECT_EQ(up->rung_step, std::int64_t{1} << 62);
+  });
+}
+
+TEST(HugeSteps, AshaWithAHugeMinResourceOrEarlyStoppingRateHasFewRungs) {
+  WithinSeconds(20, [] {
+    SuccessiveHalvingPruner big(Asha(kMax - 1, 0, 1000), Direction::kMaximize, 0);  // one rung, at INT64_MAX - 1
+    Curves c = {{0, Curve({{kMax, 0.5}}, TrialState::kComplete)}, {1, Curve({{kMax, 0.4}}, TrialState::kRunning)}};
+    const std::optional<std::string> pruned = big.ShouldPrune(1, kMax, c);
+    ASSERT_TRUE(pruned);
+    EXPECT_NE(pruned->find("rung 0 (step 9223372036854775806)"), std::string::npos) << *pruned;
+    PrunerOptions late = Asha(2, 0, 4);
+    late.min_early_stopping_rate = 60;  // the config's cap: 2 * 4^60 is past INT64_MAX, so no rung
+    SuccessiveHalvingPruner none(late, Direction::kMaximize, late.min_early_stopping_rate);
+    EXPECT_FALSE(none.ShouldPrune(1, kMax, c));
+    EXPECT_FALSE(none.Promote(c));
+  });
+}
+
+TEST(HugeSteps, HyperbandUpToInt64Max) {
+  WithinSeconds(20, [] {
+    PrunerOptions o = Asha(1, kMax, 4);
+    o.kind = "hyperband";
+    HyperbandPruner p(o, Direction::kMaximize);
+    EXPECT_EQ(p.brackets(), 32);  // floor(log4(2^63 - 1)) + 1
+    std::vector<std::vector<std::int64_t>> steps(40, HostileSteps());
+    std::vector<double> values;
+    for (int n = 0; n < 40; ++n) values.push_back(n % 2 ? 1e308 : -1e308);
+    const std::vector<TrialState> states = Drive(&p, steps, values);
+    EXPECT_EQ(std::count(states.begin(), states.end(), TrialState::kPruned) +
+                  std::count(states.begin(), states.end(), TrialState::kComplete),
+              40);
+    EXPECT_GT(std::count(states.begin(), states.end(), TrialState::kPruned), 0);
+    o.resume = true;
+    HyperbandPruner paused(o, Direction::kMaximize);
+    const std::vector<TrialState> resumed = Drive(&paused, steps, values);
+    EXPECT_GT(std::count(resumed.begin(), resumed.end(), TrialState::kPaused), 0);
+  });
+}
+
+TEST(HugeSteps, MedianOfValuesNearDblMaxStaysFinite) {
+  WithinSeconds(20, [] {
+    MedianPruner p(Median(2), Direction::kMaximize);
+    Curves c = {
+        {0, Curve({{kMax, 1e308}})}, {1, Curve({{kMax, 1e308}})}, {2, Curve({{kMax, -1e308}}, TrialState::kRunning)}};
+    const std::optional<std::string> pruned = p.ShouldPrune(2, kMax, c);
+    ASSERT_TRUE(pruned);
+    EXPECT_NE(pruned->find("1e+308"), std::string::npos) << "the median of 1e308 and 1e308, not inf: " << *pruned;
+    // A trial whose best is -1e308 is judged by -1e308: its best was once clamped to -1e300, which
+    // beat a median of -1e301.
+    c[0].values = {{kMax - 1, -1e301}};
+    c[1].values = {{kMax - 1, -1e301}};
+    c[2].values = {{kMax - 1, -1e308}};
+    EXPECT_TRUE(p.ShouldPrune(2, kMax - 1, c));
+    MedianPruner minimize(Median(2), Direction::kMinimize);
+    c[2].values = {{kMax - 1, -1e308}};
+    EXPECT_FALSE(minimize.ShouldPrune(2, kMax - 1, c));
+    MedianPruner warm(Median(0, kMax - 1, kMax), Direction::kMaximize);  // warm-up and interval at the limit
+    EXPECT_FALSE(warm.ShouldPrune(2, kMax - 2, c));
+    EXPECT_EQ(Drive(&p, {HostileSteps(), HostileSteps(), HostileSteps()}, {1e308, 1e308, -1e308}).back(),
+              TrialState::kPruned);
+  });
+}
+
+TEST(HugeSteps, PbtAtInt64Max) {
+  WithinSeconds(20, [] {
+    SamplerOptions o = PbtOptions();
+    o.interval = kMax;
+    PbtPruner p(o, Direction::kMaximize);
+    const Curves none;
+    EXPECT_FALSE(p.ShouldPrune(0, kMax - 1, none));
+    EXPECT_TRUE(p.ShouldPrune(0, kMax, none));
+    o.interval = 4;
+    PbtPruner every4(o, Direction::kMaximize);
+    Curves c = {{0, Member(1e308, kMax - 3, TrialState::kPaused, kMax - 3)},
+                {1, Member(-1e308, kMax - 3, TrialState::kPaused, kMax - 3)},
+                {2, Member(0.5, kMax - 3, TrialState::kRunning, kMax - 3)},
+                {3, Member(0.4, kMax - 3, TrialState::kRunning, kMax - 3)}};
+    const std::optional<Promotion> next = every4.Promote(c);
+    ASSERT_TRUE(next);
+    EXPECT_EQ(next->rung_step, kMax - 3);
+    c[next->number].state = TrialState::kRunning;
+    ASSERT_TRUE(every4.Promote(c));
+  });
 }
 
 }  // namespace
