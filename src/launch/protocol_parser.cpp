@@ -41,6 +41,22 @@ bool ProtocolParser::ReadValues(const nlohmann::json& values, std::vector<double
   return true;
 }
 
+std::optional<std::int64_t> ProtocolParser::ReadStep(const nlohmann::json& j, const char* key) {
+  const nlohmann::json& v = j[key];
+  if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<std::int64_t>() < 0)) {
+    Fail(std::string(key) + " must be a whole number >= 0");
+    return std::nullopt;
+  }
+  // Unsigned first: a number past INT64_MAX must not wrap to a negative one.
+  if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxStep)
+                             : v.get<std::int64_t>() > kMaxStep) {
+    Fail(std::string(key) + " " + v.dump() + " is above the largest step a trial may report, " +
+         std::to_string(kMaxStep) + " (2^53 - 1)");
+    return std::nullopt;
+  }
+  return v.get<std::int64_t>();
+}
+
 void ProtocolParser::Fail(const std::string& message) {
   if (!error_) error_ = "report line " + std::to_string(line_number_) + ": " + message;
 }
@@ -81,9 +97,8 @@ void ProtocolParser::ParseLine(const std::string& line, std::vector<StepValue>* 
   }
   std::optional<std::int64_t> checkpoint;
   if (j.contains("checkpoint")) {
-    const auto& c = j["checkpoint"];
-    if (!c.is_number_integer() || c.get<std::int64_t>() < 0) return Fail("checkpoint must be a whole number >= 0");
-    checkpoint = c.get<std::int64_t>();
+    checkpoint = ReadStep(j, "checkpoint");
+    if (!checkpoint) return;
     if (*checkpoint < last_checkpoint_) {
       return Fail("checkpoint " + std::to_string(*checkpoint) + " comes after checkpoint " +
                   std::to_string(last_checkpoint_) + ": declared steps must not decrease");
@@ -114,11 +129,10 @@ void ProtocolParser::ParseLine(const std::string& line, std::vector<StepValue>* 
       oom_message_ = Utf8Prefix(j["message"].get<std::string>(), 200);
   }
   if (j.contains("step")) {
-    if (!j["step"].is_number_integer() || j["step"].get<std::int64_t>() < 0) {
-      return Fail("step must be a whole number >= 0");
-    }
+    const std::optional<std::int64_t> step = ReadStep(j, "step");
+    if (!step) return;
     StepValue report;
-    report.step = j["step"].get<std::int64_t>();
+    report.step = *step;
     if (j.contains("values")) {
       if (std::isnan(values.front())) {
         return Fail("an intermediate report needs the first metric, " + metrics_.front() + " (pruning uses it)");

@@ -31,6 +31,10 @@ class ProtocolParser {
   }
 
   static constexpr size_t kMaxLineBytes = 1 << 20;
+  // The largest step (and checkpoint step) a trial may report: 2^53 - 1, the largest whole number
+  // every JSON reader (JavaScript's in the report, a Python float, a pandas column) holds exactly.
+  // A larger one fails the trial; the pruners' arithmetic is safe up to INT64_MAX all the same.
+  static constexpr std::int64_t kMaxStep = (std::int64_t{1} << 53) - 1;
   static constexpr size_t kMaxAttrs = 1000;  // distinct top-level attr names; each becomes a column
 
   // Consumes `data`; appends completed intermediate reports to `steps`.
@@ -54,6 +58,8 @@ class ProtocolParser {
   // Reads a "values" object into `out` (one slot per metric, NaN where absent); false after Fail.
   bool ReadValues(const nlohmann::json& values, std::vector<double>* out);
   std::string MetricList() const;
+  // Reads j[key] as a step, 0 to kMaxStep; nullopt after Fail.
+  std::optional<std::int64_t> ReadStep(const nlohmann::json& j, const char* key);
 
   std::vector<std::string> metrics_;
   std::vector<double> final_values_;

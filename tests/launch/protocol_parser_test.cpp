@@ -82,6 +82,36 @@ TEST(ProtocolParser, MalformedLinesAreErrorsWithTheirLineNumber) {
   ExpectError(std::string(ProtocolParser::kMaxLineBytes + 10, 'x'), "without a newline");
 }
 
+// Issue 40: steps past 2^53 - 1 fail the trial with the number, in either key; 2^53 - 1 itself is
+// a step like any other, and nothing past INT64_MAX wraps round to a small or negative one.
+TEST(ProtocolParser, StepsAboveTheDocumentedMaximumFailTheTrial) {
+  const std::string limit = " is above the largest step a trial may report, 9007199254740991 (2^53 - 1)";
+  ExpectError("{\"step\": 9007199254740992, \"value\": 1}\n", "report line 1: step 9007199254740992" + limit);
+  ExpectError("{\"step\": 9223372036854775807, \"value\": 0.5}\n", "step 9223372036854775807" + limit);
+  ExpectError("{\"step\": 9223372036854775806, \"value\": 0.5}\n", "step 9223372036854775806" + limit);
+  ExpectError("{\"step\": 4611686018427387904, \"value\": 0.5}\n", "step 4611686018427387904" + limit);
+  ExpectError("{\"step\": 18446744073709551615, \"value\": 0.5}\n", "step 18446744073709551615" + limit);
+  ExpectError("{\"step\": 1e300, \"value\": 0.5}\n", "step must be a whole number >= 0");
+  ExpectError("{\"checkpoint\": 9223372036854775807}\n", "checkpoint 9223372036854775807" + limit);
+  ExpectError("{\"step\": 1, \"value\": 1}\n{\"step\": 9007199254740992, \"value\": 1}\n",
+              "report line 2: step 9007199254740992");
+
+  ProtocolParser parser;
+  std::vector<StepValue> steps;
+  std::string text;
+  for (std::int64_t s = 1; s <= ProtocolParser::kMaxStep; s *= 4) {  // 4^0 .. 4^26, all below the limit
+    text += "{\"step\": " + std::to_string(s) + ", \"value\": -1e308, \"checkpoint\": " + std::to_string(s) + "}\n";
+  }
+  text += "{\"step\": 9007199254740991, \"value\": 1e308}\n{\"value\": 1e308}\n";
+  parser.Feed(text.data(), text.size(), &steps);
+  parser.Finish(&steps);
+  ASSERT_FALSE(parser.error()) << *parser.error();
+  EXPECT_EQ(parser.last_step(), ProtocolParser::kMaxStep);
+  EXPECT_EQ(parser.last_checkpoint(), std::int64_t{1} << 52);
+  EXPECT_EQ(steps.front().value, -1e308);
+  EXPECT_EQ(*parser.final_value(), 1e308);
+}
+
 TEST(ProtocolParser, DepthAndAttrCountAreBounded) {
   std::string deep = "{\"attrs\": ";
   for (int i = 0; i < 30000; ++i) deep += "[";
