@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "coordinator/gang_outcome.hpp"
+#include "coordinator/loop_watchdog.hpp"
 #include "pruners/pbt_pruner.hpp"
 #include "util/number_format.hpp"
 
@@ -723,6 +724,24 @@ Status Coordinator::RecordCheckpoint(int source, const CheckpointMsg& checkpoint
   return store_->PutTrial(run->second);  // the same RUNNING row, rewritten: durable with this turn
 }
 
+std::string Coordinator::Describe(const Envelope& envelope) const {
+  const std::string from = " from rank " + std::to_string(envelope.source);
+  if (const auto* report = std::get_if<StepMsg>(&envelope.message)) {
+    const std::string& pruner = config_.sampler.kind == "pbt" ? config_.sampler.kind : config_.pruner.kind;
+    return "handling a report" + from + " (trial " + std::to_string(report->value.trial) + " at step " +
+           std::to_string(report->value.step) + (pruner == "none" ? "" : ", pruner " + pruner) + ")";
+  }
+  if (const auto* checkpoint = std::get_if<CheckpointMsg>(&envelope.message)) {
+    return "handling a checkpoint" + from + " (trial " + std::to_string(checkpoint->number) + " at step " +
+           std::to_string(checkpoint->step) + ")";
+  }
+  if (const auto* result = std::get_if<ResultMsg>(&envelope.message)) {
+    return "recording the result of trial " + std::to_string(result->record.number) + from + " (" +
+           TrialStateName(result->record.state) + ")";
+  }
+  return std::string("handling a '") + TagName(TagOf(envelope.message)) + "' message" + from;
+}
+
 Status Coordinator::Handle(const Envelope& envelope) {
   if (const auto* report = std::get_if<StepMsg>(&envelope.message)) {
     Unpin(report->value.trial);  // a trial that reports runs: it has its start linked
@@ -952,7 +971,10 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     return status;
   }
   started_ = clock_->Now();
+  LoopWatchdog watchdog([this](const std::string& line) { progress_->Message(line); }, timing_.watchdog);
+  const std::string sampling = "choosing trial parameters (sampler " + config_.sampler.kind + ") and handing them out";
   while (status.ok() && stop_level_ < 2) {
+    watchdog.Busy("checking for a stop request");
     status = CheckStopRequest();
     if (!status.ok()) break;
     if (!stopping_ && BudgetReached()) {
@@ -962,18 +984,25 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
       status = StopAll(StopMsg{"the study's time budget was reached"});
       if (!status.ok()) break;
     }
+    watchdog.Busy(sampling);
     status = Dispatch();
     // Nothing runs and nothing will: trials paused at rungs can no longer be promoted.
-    if (status.ok() && history_.running.empty() && ledger_.paused_count() > 0 && !WorkLeft()) status = SettlePaused();
+    if (status.ok() && history_.running.empty() && ledger_.paused_count() > 0 && !WorkLeft()) {
+      watchdog.Busy("ending the trials paused at rungs");
+      status = SettlePaused();
+    }
+    watchdog.Busy("writing this turn's rows to the study file");
     if (status.ok()) status = CommitTurn();  // this turn's results and RUNNING rows, in one flush
     if (!status.ok() || (history_.running.empty() && !MoreToLaunch())) break;
     // Awake at the budget's end, not up to a tick after it: trials stop when the budget says.
     const Millis until_budget = stopping_ ? Millis::max() : UntilBudget();
     const bool budget_next = until_budget < timing_.tick;
+    watchdog.Idle();  // waiting for a message is no slow turn
     Result<std::optional<Envelope>> got = transport_->Receive(budget_next ? until_budget : timing_.tick);
     if (!got.ok()) {
       status = got.status();
     } else if (got->has_value()) {
+      watchdog.Busy(Describe(**got));
       status = Handle(**got);
       // Whatever else has arrived joins the same group commit (bounded, so the turn stays short).
       for (int n = 1; status.ok() && n < kMaxMessagesPerTurn; ++n) {
@@ -981,6 +1010,7 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
         if (!got.ok()) {
           status = got.status();
         } else if (got->has_value()) {
+          watchdog.Busy(Describe(**got));
           status = Handle(**got);
         } else {
           break;
@@ -990,7 +1020,8 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
       progress_->Tick(State());
     }
   }
-  if (store_) {  // what was written is kept, even when the run failed
+  watchdog.Idle();  // what follows waits for workers, with limits and lines of its own
+  if (store_) {     // what was written is kept, even when the run failed
     const Status committed = CommitTurn();
     if (status.ok()) status = committed;
   }

@@ -28,6 +28,7 @@ namespace cleansweep {
 struct CoordinatorTiming {
   Millis tick = Millis(1000);              // progress redraw and time-budget check interval
   Millis setup_timeout = Millis(300'000);  // a worker silent for this long during set-up is lost
+  Millis watchdog = Millis(5000);          // a turn of the loop longer than this is reported (0: never)
 };
 
 struct RunSummary {
@@ -129,6 +130,8 @@ class Coordinator {
   int TakeFreeRank();         // the worker the next trial goes to: an idle one first
   void NoteDuration(const TrialRecord& record);
   Status Handle(const Envelope& envelope);
+  // What handling `envelope` does, for the loop watchdog's line.
+  std::string Describe(const Envelope& envelope) const;
   Status RecordResult(int source, TrialRecord record);
   // Checks study.stop_when against the ledger; once met, says why, here and in the study file.
   Status CheckStopWhen();

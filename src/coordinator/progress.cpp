@@ -1,6 +1,7 @@
 #include "coordinator/progress.hpp"
 
 #include <cinttypes>
+#include <mutex>
 
 #include "util/duration.hpp"
 #include "util/utf8.hpp"
@@ -67,12 +68,14 @@ void Progress::ClearLive() {
 }
 
 void Progress::Message(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mutex_);
   ClearLive();
   std::fprintf(out_, "%s\n", text.c_str());
   std::fflush(out_);
 }
 
 void Progress::TrialFinished(const TrialRecord& record, const ProgressState& state) {
+  std::lock_guard<std::mutex> lock(mutex_);
   ClearLive();
   if (live_) {
     std::fprintf(out_, "%s %s\n", Counter(state).c_str(), TrialLine(record, config_).c_str());
@@ -85,6 +88,7 @@ void Progress::TrialFinished(const TrialRecord& record, const ProgressState& sta
 }
 
 void Progress::Tick(const ProgressState& state) {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (!live_) return;
   std::fprintf(out_, "\r\033[K%s %s", Counter(state).c_str(), StatusLine(state).c_str());
   live_drawn_ = true;
@@ -92,6 +96,7 @@ void Progress::Tick(const ProgressState& state) {
 }
 
 void Progress::Finish(const ProgressState& state) {
+  std::lock_guard<std::mutex> lock(mutex_);
   ClearLive();
   std::fprintf(out_, "%s %s\n", Counter(state).c_str(), StatusLine(state).c_str());
   std::fflush(out_);

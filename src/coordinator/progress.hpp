@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -24,6 +25,7 @@ struct ProgressState {
   double elapsed_s = 0;
 };
 
+// Thread-safe: the coordinator's loop watchdog prints through it too (loop_watchdog.hpp).
 class Progress {
  public:
   // `live` redraws one line in place (use it when `out` is a terminal).
@@ -47,6 +49,7 @@ class Progress {
   bool live_;
   const StudyConfig& config_;
   bool live_drawn_ = false;
+  std::mutex mutex_;  // one line at a time, the live line's state with it
 };
 
 }  // namespace cleansweep

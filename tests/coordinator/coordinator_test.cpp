@@ -330,6 +330,45 @@ class BatchRecorder : public Sampler {
   std::vector<std::vector<std::int64_t>> batches;
 };
 
+// Issue 40: rank 0 never goes silent. A sampler that takes 700 ms for trial 3 (a pruner that
+// loops, a flush that hangs would do the same) holds one turn of the loop; with the watchdog at
+// 100 ms, rank 0 says what the turn is doing at 100, 200 and 400 ms into it, and when it ends.
+// A sweep whose turns are all short says nothing.
+class SlowSampler : public Sampler {
+ public:
+  std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory&) override {
+    if (number == 3) std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    return BatchRecorder::Proposal(number);
+  }
+};
+
+TEST(Coordinator, ATurnOfTheLoopThatTakesLongSaysWhatItIsDoing) {
+  Sweep sweep(Config("{name: w, n_trials: 6}", "{kind: random, seed: 1}"), 2);
+  SlowSampler slow;
+  sweep.sampler_override = &slow;
+  sweep.timing.watchdog = Millis(100);
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->finished, 6);
+  const std::string& text = sweep.progress_text;
+  const std::regex still(
+      "rank 0 is still in one turn of its loop after [0-9.]+ s, choosing trial parameters \\(sampler random\\) and "
+      "handing them out: no trial is handed out or recorded until it ends\n");
+  const auto lines = std::distance(std::sregex_iterator(text.begin(), text.end(), still), std::sregex_iterator());
+  // Due at 100, 200 and 400 ms into the 700 ms turn (the watchdog wakes up to a quarter late):
+  // at least two, whatever the load on the machine; 800 ms only where the sampler's thread was late.
+  EXPECT_GE(lines, 2) << text;
+  EXPECT_LE(lines, 4) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex("rank 0 goes on: that turn of its loop took [0-9]+\\.[0-9] s "
+                                                 "\\(last seen choosing trial parameters \\(sampler random\\)")))
+      << text;
+  Sweep quick(Config("{name: w, n_trials: 6}", "{kind: random, seed: 1}"), 2);
+  quick.timing.watchdog = Millis(5000);
+  ASSERT_TRUE(quick.Run(clock).ok());
+  EXPECT_EQ(quick.progress_text.find("rank 0 is still"), std::string::npos) << quick.progress_text;
+}
+
 TEST(Coordinator, WorkersFreeInTheSameTurnGetOneBatchAskOfTheSampler) {
   Sweep sweep(Config("{name: b, n_trials: 10}", "{kind: tpe, seed: 1}"), 4);
   BatchRecorder recorder;
