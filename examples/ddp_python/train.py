@@ -1,12 +1,12 @@
 """Train a small CNN on Fashion-MNIST with DistributedDataParallel, as one gang trial of a sweep.
 
-Run by cleansweep with `trial.gpus: K` (configs/ddp_python.yaml): each of the trial's K processes
-gets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT, joins the group with a plain
+Run by cleansweep with `trial.gpus: K` (configs/ddp_python.yaml): each of the trial's K processes,
+K = 1 included, gets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT, joins the group with a plain
 `init_process_group()` (env://), trains on its share of every epoch and all-reduces gradients.
 NCCL on GPUs (each process sees its own GPU as cuda:0), gloo on the CPU: the same script on a
 laptop and on a cluster. Rank 0 evaluates, reports validation accuracy each epoch, checkpoints and
 finishes with its best accuracy; a prune reaching any rank stops every rank after the same epoch.
-Alone (no WORLD_SIZE) it trains as a group of one:
+Alone, outside a sweep (no WORLD_SIZE), it trains as a group of one:
     python3 examples/ddp_python/train.py
 """
 
@@ -48,9 +48,9 @@ def main():
     p = trial.params
     gpu = torch.cuda.is_available()
     backend, timeout = ("nccl" if gpu else "gloo"), datetime.timedelta(minutes=5)
-    if "WORLD_SIZE" in os.environ:  # a gang trial: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT are set
+    if "WORLD_SIZE" in os.environ:  # under trial.gpus, at every size: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
         dist.init_process_group(backend, timeout=timeout)
-    else:  # a trial of one worker, or alone: a group of one, no port to share with anyone
+    else:  # alone, outside a sweep: a group of one, no port to share with anyone
         store = os.path.join(trial.dir or tempfile.mkdtemp(), "group-of-one")
         dist.init_process_group(backend, init_method=f"file://{store}", rank=0, world_size=1, timeout=timeout)
     rank, world = dist.get_rank(), dist.get_world_size()

@@ -393,6 +393,7 @@ namespace {
 Status ParseGang(const YamlReader& r, const YAML::Node& node, const SearchSpace& space, TrialOptions* out) {
   const ConfigSection trial(r, node, "trial");
   const YAML::Node gpus = node["gpus"];
+  out->distributed = static_cast<bool>(gpus);
   const std::string usage =
       "expected a number of GPUs (workers) per trial, 1 to " + std::to_string(kMaxGangSize) +
       ", or \"{name}\": a parameter of the space (an int, or a categorical of whole numbers) that chooses it per trial";

@@ -172,6 +172,10 @@ struct TrialOptions {                            // trial:
   // unless the study runs gangs.
   int max_gpus = 1;
   bool gangs() const { return max_gpus > 1; }
+  // trial.gpus is in the config (a number, 1 included, or a parameter): every trial, size 1 too,
+  // gets torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR, a reserved MASTER_PORT, ...), so
+  // one script serves every size.
+  bool distributed = false;
   // How many workers a trial with these parameters takes.
   int GpusFor(const ParamSet& params) const;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "coordinator/gang_outcome.hpp"
@@ -396,6 +397,12 @@ Status Coordinator::Launch(TrialRecord running, const std::vector<int>& ranks) {
       if (gang.single) break;  // one process, on the first worker; the others are held for it
     }
   } else {
+    if (config_.trial.distributed) {  // size 1 in a study with trial.gpus: torchrun's environment all the same
+      assign.gang.master_addr = slot.address;
+      assign.gang.master_port = slot.port;
+      assign.gang.single = config_.trial.processes == GangProcesses::kSingle;
+      assign.gang.gpus = running.gpu;
+    }
     pending_assigns_.push_back({ranks.front(), assign});
   }
   CS_RETURN_IF_ERROR(StageRow(running));                 // RUNNING in the file before it starts (CommitTurn sends it)
@@ -724,6 +731,42 @@ Status Coordinator::RecordCheckpoint(int source, const CheckpointMsg& checkpoint
   return store_->PutTrial(run->second);  // the same RUNNING row, rewritten: durable with this turn
 }
 
+std::string Coordinator::EndedShort() const {
+  const std::int64_t n_trials = config_.study.n_trials;
+  const std::int64_t share = ShardSize(config_.study.shard, n_trials);  // what this run was to finish
+  const std::int64_t done = ledger_.finished();
+  if (done >= share) return "";
+  const std::string at = "at " + std::to_string(done) + " of " + std::to_string(share) + " trials";
+  if (config_.sampler.kind == "pbt") {
+    // New trials start only to replace members; one that never pauses at a check is never replaced.
+    const SamplerOptions& pbt = config_.sampler;
+    std::int64_t through = 0, replaced = 0;
+    for (const TrialRecord& r : history_.finished) {
+      if (r.state == TrialState::kComplete && r.attempt == 1 && r.last_step >= pbt.interval) ++through;
+      if (r.state == TrialState::kPruned && r.reason.find("replaced") != std::string::npos) ++replaced;
+    }
+    char bottom[32];
+    std::snprintf(bottom, sizeof bottom, "%g%%", pbt.quantile * 100);
+    std::string why = "population-based training ended " + at + ": every member of its population of " +
+                      std::to_string(pbt.population) + " ended, and a new trial starts only to replace a member " +
+                      "(a member pauses at a check every " + std::to_string(pbt.interval) + " steps, and those " +
+                      "in the bottom " + bottom + " are replaced); " + std::to_string(replaced) + " were replaced";
+    if (through > 0) {
+      why += ", and " + std::to_string(through) + " ran past a check to the end without pausing there: does the " +
+             "trial check should_prune() after each report, and exit when it says so? (docs/samplers.md)";
+    }
+    return why;
+  }
+  if (target_ < share) {  // the sampler holds fewer configurations than n_trials
+    return "sampler " + config_.sampler.kind + " has " + std::to_string(target_) +
+           " configurations, fewer than study.n_trials (" + std::to_string(n_trials) + "): each ran once";
+  }
+  if (sampler_exhausted_) {
+    return "sampler " + config_.sampler.kind + " had no configuration left to propose " + at;
+  }
+  return "";
+}
+
 std::string Coordinator::Describe(const Envelope& envelope) const {
   const std::string from = " from rank " + std::to_string(envelope.source);
   if (const auto* report = std::get_if<StepMsg>(&envelope.message)) {
@@ -1021,7 +1064,15 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     }
   }
   watchdog.Idle();  // what follows waits for workers, with limits and lines of its own
-  if (store_) {     // what was written is kept, even when the run failed
+  // A sweep that ends short of its trials with no stop asked for says why (issue 36).
+  if (status.ok() && !stopping_ && stop_when_reason_.empty()) {
+    if (const std::string why = EndedShort(); !why.empty()) {
+      summary_.stopped_early = why;
+      progress_->Message("ended before study.n_trials: " + why);
+      if (store_) status = store_->RecordStopReason(why);
+    }
+  }
+  if (store_) {  // what was written is kept, even when the run failed
     const Status committed = CommitTurn();
     if (status.ok()) status = committed;
   }

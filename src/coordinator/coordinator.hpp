@@ -39,7 +39,7 @@ struct RunSummary {
   std::vector<TrialRecord> pareto_front;  // a multi-metric study's
   bool budget_reached = false;
   bool interrupted = false;         // a stop request ended the run early; `cleansweep resume` continues it
-  std::string stopped_early;        // why study.stop_when ended the sweep before n_trials; "" if it did not
+  std::string stopped_early;        // why the sweep ended before n_trials unstopped (stop_when, PBT, grid); "" if not
   std::string worker_fault;         // set when a worker could not start trials, which stopped the sweep
   std::vector<double> commit_ms;    // how long each group commit (one flush of the store) took
   std::int64_t committed_rows = 0;  // trial rows those commits made durable
@@ -130,6 +130,9 @@ class Coordinator {
   int TakeFreeRank();         // the worker the next trial goes to: an idle one first
   void NoteDuration(const TrialRecord& record);
   Status Handle(const Envelope& envelope);
+  // Why a sweep that nobody stopped ended short of its trials (PBT's population ran out, a grid
+  // smaller than n_trials, a sampler with nothing left to propose); "" when it did not.
+  std::string EndedShort() const;
   // What handling `envelope` does, for the loop watchdog's line.
   std::string Describe(const Envelope& envelope) const;
   Status RecordResult(int source, TrialRecord record);

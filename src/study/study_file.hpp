@@ -59,9 +59,9 @@ struct StudyData {
   long long seed = 0;
   std::string cleansweep_version;
   long long schema_version = 0;
-  std::string created;                // ISO 8601, UTC
-  std::string merged_from;            // written by cleansweep merge: "K/N PATH (T trials)" per shard; else ""
-  std::string stop_reason;            // why study.stop_when ended its last run before n_trials; else ""
+  std::string created;      // ISO 8601, UTC
+  std::string merged_from;  // written by cleansweep merge: "K/N PATH (T trials)" per shard; else ""
+  std::string stop_reason;  // why its last run ended before n_trials unstopped (stop_when, PBT, grid); else ""
   std::string config_history = "[]";  // JSON list of the resumes that changed the config (study-format.md)
   std::vector<TrialRecord> trials;
   std::vector<IntermediateValue> intermediate;

@@ -99,7 +99,7 @@ Status Worker::SetUp(const SetupMsg& setup) {
     ready.gpu_source =
         config_->workers.gpus == "auto" ? identity_.visible_gpus.source : "workers.gpus=" + config_->workers.gpus;
     ready.gpu_note = assignment.note;
-    if (config_->trial.gangs()) {  // this worker may lead a gang: the address and port its rank 0 listens on
+    if (config_->trial.distributed) {  // this worker may lead a gang: the address and port its rank 0 listens on
       Result<RendezvousPort> port = RendezvousPort::Reserve();
       if (port.ok()) {
         ready.port = port->port();
@@ -176,7 +176,9 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
     spec.env["OMP_NUM_THREADS"] =
         std::to_string(std::max(1, identity_.cpu_count * slots / std::max(1, identity_.local_count)));
   }
-  if (gang.size > 1) {  // docs/multi-gpu.md: what torch.distributed's env:// and torchrun read
+  // docs/multi-gpu.md: what torch.distributed's env:// and torchrun read; with trial.gpus set, a
+  // trial of size 1 gets it too (its worker's port), as torchrun gives it to one process.
+  if (gang.size > 1 || gang.master_port > 0) {
     spec.env["CLEANSWEEP_GPUS"] = std::to_string(gang.size);
     spec.env["MASTER_ADDR"] = gang.master_addr;
     spec.env["MASTER_PORT"] = std::to_string(gang.master_port);

@@ -223,6 +223,11 @@ TEST(Coordinator, StopsWhenTheGridIsUsedUp) {
   std::set<double> values;
   for (const TrialRecord& r : sweep.store()->trials()) values.insert(*r.value);
   EXPECT_EQ(values, (std::set<double>{10.5, 20.5, 30.5, 40.5}));
+  // Issue 36: short of n_trials, it says why, in its last lines and in the file (for `show`).
+  const std::string why = "sampler grid has 4 configurations, fewer than study.n_trials (100): each ran once";
+  EXPECT_EQ(summary->stopped_early, why);
+  EXPECT_EQ(sweep.store()->stop_reason(), why);
+  EXPECT_NE(sweep.progress_text.find("ended before study.n_trials: " + why), std::string::npos) << sweep.progress_text;
 }
 
 TEST(Coordinator, TimeBudgetInterruptsRunningTrialsAndStops) {
@@ -851,6 +856,29 @@ void CheckpointingSteps(Sweep* sweep, const testing::TempDir& dir) {
   sweep->launcher().step_pause = Millis(2);
 }
 
+// Issue 36: members that never reach a check (2 steps, checks every 2: steps 0 and 1) are never
+// replaced, so the population ends at 4 of 12 trials; the sweep says so instead of just stopping.
+TEST(CoordinatorPbt, APopulationThatEndsShortOfNTrialsSaysWhy) {
+  Sweep sweep(PbtConfig(12, 5), 2);
+  sweep.launcher().steps = 2;
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->finished, 4);
+  const std::string why =
+      "population-based training ended at 4 of 12 trials: every member of its population of 4 ended, and a new "
+      "trial starts only to replace a member (a member pauses at a check every 2 steps, and those in the bottom 25% "
+      "are replaced); 0 were replaced";
+  EXPECT_EQ(summary->stopped_early, why);
+  EXPECT_EQ(sweep.store()->stop_reason(), why);
+  EXPECT_NE(sweep.progress_text.find("ended before study.n_trials: " + why), std::string::npos) << sweep.progress_text;
+  Sweep full(PbtConfig(4, 5), 2);  // n_trials = the population: nothing ended short, nothing said
+  full.launcher().steps = 2;
+  ASSERT_TRUE(full.Run(clock).ok());
+  EXPECT_EQ(full.store()->stop_reason(), "");
+  EXPECT_EQ(full.progress_text.find("ended before"), std::string::npos) << full.progress_text;
+}
+
 TEST(CoordinatorPbt, TheBottomMembersAreReplacedFromTheTopMembersCheckpoints) {
   testing::TempDir dir;
   Sweep sweep(PbtConfig(14, 5), 2);
@@ -1473,11 +1501,16 @@ TEST(CoordinatorGangs, AMixedSizeStudyRunsEveryTrialAtItsSizeAndALargeOneSpansNo
     ASSERT_EQ(processes.at(r.number).size(), static_cast<size_t>(g)) << "trial " << r.number;
     std::set<std::string> groups;
     for (const auto& env : processes.at(r.number)) {
-      if (g > 1) {
-        groups.insert(env.at("GROUP_RANK"));
-        EXPECT_EQ(env.at("WORLD_SIZE"), std::to_string(g));
-      } else {
-        EXPECT_EQ(env.count("RANK"), 0u) << "an ordinary trial gets no torch.distributed variables";
+      groups.insert(env.at("GROUP_RANK"));
+      EXPECT_EQ(env.at("WORLD_SIZE"), std::to_string(g));
+      EXPECT_EQ(env.at("CLEANSWEEP_GPUS"), std::to_string(g));
+      if (g == 1) {  // issue 36: size 1 gets torchrun's whole environment too, as torchrun gives it
+        EXPECT_EQ(env.at("RANK"), "0");
+        EXPECT_EQ(env.at("LOCAL_RANK"), "0");
+        EXPECT_EQ(env.at("LOCAL_WORLD_SIZE"), "1");
+        EXPECT_EQ(env.at("GROUP_WORLD_SIZE"), "1");
+        EXPECT_EQ(env.at("MASTER_ADDR"), "node" + std::to_string((r.worker - 1) / 4) + ".example");
+        EXPECT_GT(std::stoi(env.at("MASTER_PORT")), 0);
       }
     }
     if (g == 8) {
@@ -1488,6 +1521,30 @@ TEST(CoordinatorGangs, AMixedSizeStudyRunsEveryTrialAtItsSizeAndALargeOneSpansNo
     }
   }
   EXPECT_EQ(sizes, (std::set<std::int64_t>{1, 2, 4, 8})) << "the seed should draw every size";
+}
+
+// Without trial.gpus a trial is an ordinary one: none of torch.distributed's variables. With
+// `gpus: 1` written out, every trial gets them (WORLD_SIZE=1) and a port of its own worker.
+TEST(CoordinatorGangs, TorchrunsEnvironmentComesWithTrialGpusOnly) {
+  Sweep plain(Config("{name: p, n_trials: 4}", "{kind: random, seed: 1}"), 2);
+  const SystemClock clock;
+  ASSERT_TRUE(plain.Run(clock).ok());
+  for (const auto& env : plain.launcher().envs()) {
+    for (const char* name : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "CLEANSWEEP_GPUS"}) {
+      EXPECT_EQ(env.count(name), 0u) << name;
+    }
+  }
+  Sweep one(GangConfig("gpus: 1", 4), 2);
+  ASSERT_TRUE(one.Run(clock).ok());
+  std::map<std::string, std::set<std::string>> ports;  // worker host -> ports its trials got
+  ASSERT_EQ(one.launcher().envs().size(), 4u);
+  for (const auto& env : one.launcher().envs()) {
+    EXPECT_EQ(env.at("RANK"), "0");
+    EXPECT_EQ(env.at("WORLD_SIZE"), "1");
+    EXPECT_EQ(env.at("CLEANSWEEP_GPUS"), "1");
+    ports[env.at("MASTER_ADDR")].insert(env.at("MASTER_PORT"));
+  }
+  for (const auto& [host, held] : ports) EXPECT_EQ(held.size(), 1u) << host << ": the port its worker holds";
 }
 
 TEST(CoordinatorGangs, OneFailingProcessStopsTheGangAndNamesItsRank) {

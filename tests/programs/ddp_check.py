@@ -25,9 +25,8 @@ import cleansweep_trial as cs  # noqa: E402
 def main():
     faulthandler.register(signal.SIGTERM, chain=True)  # a stopped rank says where it was, in its log
     trial = cs.Trial()
-    if "WORLD_SIZE" not in os.environ:  # a trial of one worker: no group to join
-        trial.finish(1.0)
-        return 0
+    # No special case for one worker: with trial.gpus set, a trial of size 1 gets RANK=0,
+    # WORLD_SIZE=1 and a MASTER_PORT of its own, as torchrun gives one process (issue 36).
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     dist.init_process_group("gloo")  # MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE from the environment
     assert dist.get_rank() == rank and dist.get_world_size() == world

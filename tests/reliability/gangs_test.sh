@@ -1,6 +1,7 @@
 #!/bin/bash
 # Gang trials for real (issue 16; docs/multi-gpu.md), on CPU workers: PyTorch DDP trials (Debian's
-# python3-torch, gloo) of 2 and 4 processes under mpirun agree on their gradients; a gang that
+# python3-torch, gloo) of 1, 2 and 4 processes under mpirun agree on their gradients (size 1 joins a
+# group of one from the environment alone, as at any size); a gang that
 # spans two simulated nodes (CLEANSWEEP_NODE_NAME) meets at its MASTER_ADDR; a rank that exits,
 # crashes or hangs stops its gang, names itself, and leaves no process behind.
 #   gangs_test.sh BIN_DIR SOURCE_DIR      (exit 77, skipped, where python3-torch cannot be had)
@@ -29,12 +30,13 @@ sizes = []
 for row in t:
     state = row["state"].decode().rstrip("\0")
     g = int(row["param_g"])
-    attrs = json.loads(row["attrs"]) if g > 1 else {}
+    attrs = json.loads(row["attrs"])
     assert state == "COMPLETE", (state, row["reason"])
     assert int(row["gpus"]) == g, (row["gpus"], g)
+    # Size 1 too: a real init_process_group("gloo") of one, from the environment alone (issue 36).
+    assert row["value"] == g and attrs["world"] == g and attrs["agree"] and attrs["averaged"], attrs
+    assert sorted(r["rank"] for r in attrs["ranks"]) == list(range(g)), attrs
     if g > 1:
-        assert row["value"] == g and attrs["world"] == g and attrs["agree"] and attrs["averaged"], attrs
-        assert sorted(r["rank"] for r in attrs["ranks"]) == list(range(g)), attrs
         assert len(row["workers"].decode().rstrip("\0")) > 0
     sizes.append(g)
 assert sorted(sizes) == [1, 1, 2, 2, 4, 4], sizes
