@@ -319,6 +319,24 @@ Result<std::unique_ptr<TrialProcess>> StartChildTrial(const LaunchSpec& spec, Ch
     std::filesystem::permissions(made, std::filesystem::perms::group_write | std::filesystem::perms::others_write,
                                  std::filesystem::perm_options::remove, ec);
   }
+  // The checkpoint folder exists before the trial starts (docs/checkpoints.md): a trial written
+  // from the docs writes into it without creating it. What a trial left under its name that is
+  // no folder (a file, a dangling link) holds no checkpoint: it makes way.
+  if (const auto named = spec.env.find("CLEANSWEEP_CHECKPOINT_DIR"); named != spec.env.end()) {
+    const std::filesystem::path checkpoints(named->second);
+    if (std::filesystem::exists(std::filesystem::symlink_status(checkpoints, ec)) &&
+        !std::filesystem::is_directory(checkpoints, ec)) {
+      std::filesystem::remove(checkpoints, ec);
+    }
+    ec.clear();
+    if (std::filesystem::create_directory(checkpoints, ec)) {
+      std::filesystem::permissions(checkpoints,
+                                   std::filesystem::perms::group_write | std::filesystem::perms::others_write,
+                                   std::filesystem::perm_options::remove, ec);
+      ec.clear();
+    }
+    if (ec) return Status::IoError(checkpoints.string() + ": cannot create the checkpoint folder: " + ec.message());
+  }
   Result<OutputCapture> capture =
       OutputCapture::Open(spec.trial_dir + "/" + spec.log_name, spec.log_limit_bytes, spec.tail_lines);
   if (!capture.ok()) return capture.status();

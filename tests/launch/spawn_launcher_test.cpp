@@ -497,6 +497,38 @@ TEST_P(LauncherTest, TheTrialFolderIsNotWorldWritableWhateverTheUmask) {
   }
 }
 
+// Issue 36: CLEANSWEEP_CHECKPOINT_DIR names a folder that exists when the trial starts, so a trial
+// written from docs/checkpoints.md alone can write into it. What an earlier attempt left under
+// its name that is no folder (a file, a dangling link) makes way; a folder and its checkpoints stay.
+// (Spawned only: a fork server's trials start through the same StartChildTrial.)
+TEST_P(SpawnLauncherTest, TheCheckpointFolderExistsBeforeTheTrialStarts) {
+  LaunchSpec spec = Spec("ok");
+  const std::string checkpoints = spec.trial_dir + "/checkpoints";
+  spec.env["CLEANSWEEP_CHECKPOINT_DIR"] = checkpoints;
+  spec.argv = {"/bin/sh", "-c",
+               "test -d \"$CLEANSWEEP_CHECKPOINT_DIR\" && echo 3 > \"$CLEANSWEEP_CHECKPOINT_DIR/step-3\" &&"
+               " echo '{\"checkpoint\": 3, \"step\": 3, \"value\": 1}' >&3 && echo '{\"value\": 1}' >&3"};
+  TrialOutcome o = RunToEnd(spec);
+  EXPECT_EQ(o.state, TrialState::kComplete) << o.reason << o.output_tail;
+  EXPECT_EQ(o.checkpoint_step, 3);
+  EXPECT_EQ(ReadFile(checkpoints + "/step-3"), "3\n");
+  EXPECT_EQ(std::filesystem::status(checkpoints).permissions() &
+                (std::filesystem::perms::others_write | std::filesystem::perms::group_write),
+            std::filesystem::perms::none);
+  o = RunToEnd(spec);  // the next attempt: the folder and its checkpoint are kept
+  EXPECT_EQ(o.state, TrialState::kComplete) << o.reason;
+  EXPECT_EQ(ReadFile(checkpoints + "/step-3"), "3\n");
+  std::filesystem::remove_all(checkpoints);
+  std::ofstream(checkpoints) << "not a folder";
+  o = RunToEnd(spec);
+  EXPECT_EQ(o.state, TrialState::kComplete) << o.reason << o.output_tail;
+  std::filesystem::remove_all(checkpoints);
+  std::filesystem::create_symlink(dir_.File("nowhere"), checkpoints);
+  o = RunToEnd(spec);
+  EXPECT_EQ(o.state, TrialState::kComplete) << o.reason << o.output_tail;
+  EXPECT_TRUE(std::filesystem::is_directory(std::filesystem::symlink_status(checkpoints)));
+}
+
 TEST(TrialEnvironment, DropsTheMpiLaunchersVariables) {
   ::setenv("OMPI_COMM_WORLD_RANK", "1", 1);
   ::setenv("PMIX_RANK", "1", 1);

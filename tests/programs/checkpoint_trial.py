@@ -12,18 +12,60 @@ verdict comes or the time is up: a test of rungs sets them to the rung steps, so
 verdict reaches the trial at the step it was about however loaded the machine (should_prune's
 wait; a program that does not wait goes on into the next step meanwhile). In a gang (trial.gpus > 1) every rank computes
 the steps and reports them; only rank 0 saves the checkpoints and counts its steps, as a
-data-parallel program's rank 0 does.
+data-parallel program's rank 0 does. With the parameter `protocol_only: true` it uses no helper:
+it reads the environment, writes its checkpoints straight into CLEANSWEEP_CHECKPOINT_DIR (which
+it never creates: the worker has, before the trial started; issue 36) and writes JSON lines on
+fd 3 and reads fd 4 itself, as a program written from docs/trial-protocol.md alone does.
 usage: checkpoint_trial.py WORK_DIR   (the argument only marks the process as the test's)
 """
 import json
 import os
+import select
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 import cleansweep_trial as cs  # noqa: E402
 
-trial = cs.Trial()
+
+
+class RawTrial:
+    """The parts of cs.Trial this program uses, from docs/trial-protocol.md and docs/checkpoints.md alone."""
+
+    def __init__(self):
+        self.params = json.loads(os.environ["CLEANSWEEP_PARAMS"])
+        self.dir = os.environ["CLEANSWEEP_TRIAL_DIR"]
+        self._checkpoints = os.environ["CLEANSWEEP_CHECKPOINT_DIR"]
+        self._reports = os.fdopen(int(os.environ["CLEANSWEEP_REPORT_FD"]), "w", buffering=1)
+        self._control = int(os.environ["CLEANSWEEP_CONTROL_FD"])
+        self._told = False
+
+    def resume_step(self):
+        resume = os.environ["CLEANSWEEP_RESUME_STEP"]
+        return int(resume) if resume else None
+
+    def checkpoint_path(self, step, suffix):
+        return os.path.join(self._checkpoints, "step-%d%s" % (step, suffix))
+
+    def report(self, step, value):
+        self._reports.write(json.dumps({"step": step, "value": value}) + "\n")
+
+    def save_checkpoint(self, step, write, suffix):
+        temporary = os.path.join(self._checkpoints, ".writing-%d" % step)
+        write(temporary)  # no makedirs: the folder must be there
+        os.replace(temporary, self.checkpoint_path(step, suffix))
+        self._reports.write(json.dumps({"checkpoint": step}) + "\n")
+
+    def should_prune(self, wait=0.0):
+        if not self._told and select.select([self._control], [], [], wait)[0]:
+            self._told = b"prune" in os.read(self._control, 4096)
+        return self._told
+
+    def finish(self, value):
+        self._reports.write(json.dumps({"value": value}) + "\n")
+
+
+trial = RawTrial() if json.loads(os.environ["CLEANSWEEP_PARAMS"]).get("protocol_only") else cs.Trial()
 x = float(trial.params["x"])
 steps = int(trial.params["steps"])
 pause = float(trial.params["pause"])

@@ -9,8 +9,10 @@
 # interval is one step); trial.checkpoint_keep: last left one checkpoint per trial.
 # With GPUS > 1 every trial is a gang of that many processes (issue 16) on 2 * GPUS workers: a kill
 # takes the whole gang down, and it goes on, as a gang again, from rank 0's checkpoint.
+# With a fifth argument `protocol_only` the trials use no helper (checkpoint_trial.py's
+# protocol_only): they write into CLEANSWEEP_CHECKPOINT_DIR without creating it (issue 36).
 set -euo pipefail
-bin=$1 src=$2 kills=${3:-3} gpus=${4:-1}
+bin=$1 src=$2 kills=${3:-3} gpus=${4:-1} mode=${5:-helper}
 # shellcheck source=../support/mpi_env.sh
 source "$src/tests/support/mpi_env.sh"
 n_trials=8 steps=16 workers=$((gpus > 1 ? 2 * gpus : 2))
@@ -24,6 +26,7 @@ space:
   x: {type: float, low: 0.0, high: 1.0}
   steps: $steps
   pause: 0.12
+  protocol_only: $([ "$mode" = protocol_only ] && echo true || echo false)
 YAML
 
 wait_gone() {
