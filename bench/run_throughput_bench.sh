@@ -11,14 +11,18 @@
 # the study file; the idle gap per worker (a trial's end to the next one's start on the same
 # worker, median and p95 from the study's datetime_worker_free); and the CPU time the whole job
 # used per trial (user + system of mpirun and everything under it, trials included).
-#   bench/run_throughput_bench.sh [BUILD_DIR] [TRIALS] [ROUNDS]
+# HOGS (default 0) CPU-bound processes run alongside the whole time, to see what a busy node does to
+# the idle gap (bench/README.md, issue 36).
+#   bench/run_throughput_bench.sh [BUILD_DIR] [TRIALS] [ROUNDS] [HOGS]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)
 trials=${2:-2000}
 rounds=${3:-3}
+hogs=${4:-0}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. "$src/bench/hogs.sh"
+start_hogs "$hogs"
 mpi=(mpirun --oversubscribe -np 3)
 [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
