@@ -18,6 +18,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "util/allocator.hpp"
 #include "bench/bench_study.hpp"
 #include "bench/sim_clock.hpp"
 #include "coordinator/coordinator.hpp"
@@ -143,6 +144,7 @@ class OneAtATime : public Sampler {
 };
 
 int Main(int argc, char** argv) {
+  KeepFreedMemoryMapped();  // as the cleansweep binary does
   int workers = 4096;
   double per_worker = 4, mean = 60, sigma = 1.5, latency = 0.001;
   std::string sampler_kind = "random";

@@ -7,7 +7,7 @@ packages=(
   g++ cmake ninja-build make pkg-config            # toolchain
   libopenmpi-dev openmpi-bin                       # MPI (coordinator and workers)
   libhdf5-dev                                      # the study file
-  libcereal-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+  libcereal-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libeigen3-dev
   libgtest-dev                                     # the test suite
   libtorch-dev dataset-fashion-mnist               # the bundled trainer and its data
   python3 python3-h5py python3-pandas python3-numpy  # reading studies; Python trial example; tests

@@ -3,11 +3,13 @@
 
 #include "cli/commands.hpp"
 #include "study/study_file.hpp"
+#include "util/allocator.hpp"
 #include "util/version.hpp"
 
 int main(int argc, char** argv) {
   using namespace cleansweep;
   KeepHdf5OpenAtExit();
+  KeepFreedMemoryMapped();  // rank 0's sampler
   CLI::App app{"cleansweep: hyperparameter search where every trial runs in a fresh process"};
   app.set_version_flag("--version", std::string("cleansweep ") + kVersion);
   app.require_subcommand(1);

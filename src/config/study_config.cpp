@@ -209,6 +209,7 @@ const std::map<std::string, std::set<std::string>>& SamplerKeys() {
       {"grid", {}},
       {"tpe",
        {"n_startup_trials", "n_ei_candidates", "gamma", "gamma_max", "prior_weight", "multivariate", "constant_liar"}},
+      {"gp", {"n_startup_trials", "n_candidates", "n_local_searches", "max_points", "deterministic", "fantasize"}},
       {"sobol", {"scramble"}},
       {"cmaes", {"n_startup_trials", "sigma0", "popsize"}},
       {"nsga2", {"population_size", "crossover_prob", "swapping_prob", "mutation_prob"}},
@@ -263,6 +264,11 @@ Status ParseSampler(const YamlReader& r, const YAML::Node& node, bool several_me
                                   "prior_weight",
                                   "multivariate",
                                   "constant_liar",
+                                  "n_candidates",
+                                  "n_local_searches",
+                                  "max_points",
+                                  "deterministic",
+                                  "fantasize",
                                   "scramble",
                                   "sigma0",
                                   "popsize",
@@ -279,7 +285,7 @@ Status ParseSampler(const YamlReader& r, const YAML::Node& node, bool several_me
   CS_RETURN_IF_ERROR(sampler.Read("kind", &out->kind));
   if (!SamplerKeys().count(out->kind)) {
     return sampler.Error(
-        "kind", "unknown sampler '" + out->kind + "' (available: random, grid, tpe, sobol, cmaes, nsga2, pbt)");
+        "kind", "unknown sampler '" + out->kind + "' (available: random, grid, tpe, gp, sobol, cmaes, nsga2, pbt)");
   }
   const std::set<std::string>& allowed = SamplerKeys().at(out->kind);
   for (const auto& item : node) {
@@ -297,6 +303,11 @@ Status ParseSampler(const YamlReader& r, const YAML::Node& node, bool several_me
   CS_RETURN_IF_ERROR(sampler.Read("n_ei_candidates", &out->n_ei_candidates, 1, kMaxCount));
   CS_RETURN_IF_ERROR(sampler.Read("gamma_max", &out->gamma_max, 1, kMaxCount));
   CS_RETURN_IF_ERROR(sampler.Read("popsize", &out->popsize, 2, kMaxCount));
+  CS_RETURN_IF_ERROR(sampler.Read("n_candidates", &out->n_candidates, 1, kMaxCount));
+  CS_RETURN_IF_ERROR(sampler.Read("n_local_searches", &out->n_local_searches, 0, 1000));
+  CS_RETURN_IF_ERROR(sampler.Read("max_points", &out->max_points, 20, 100'000));
+  CS_RETURN_IF_ERROR(sampler.Read("deterministic", &out->deterministic));
+  CS_RETURN_IF_ERROR(sampler.Read("fantasize", &out->fantasize));
   for (const auto& [key, field] : {std::pair{"gamma", &out->gamma}, std::pair{"sigma0", &out->sigma0}}) {
     CS_RETURN_IF_ERROR(sampler.Read(key, field));
     if (sampler.Has(key) && !(*field > 0 && *field <= 1)) return sampler.Error(key, "must be in (0, 1]");
@@ -671,20 +682,25 @@ void StudyOptions::FillValues(const std::vector<double>& reported, TrialRecord* 
   }
 }
 
+double StudyOptions::ConstrainedValue(const Constraint& c, const TrialRecord& record) const {
+  double v = std::numeric_limits<double>::quiet_NaN();
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    if (metrics[i].name != c.name) continue;
+    if (i < record.values.size()) {
+      v = record.values[i];
+    } else if (i == 0 && record.value) {
+      v = *record.value;
+    }
+  }
+  if (std::isnan(v) && IsRecordedMetric(c.name)) v = RecordedFigure(c.name, record);
+  return v;
+}
+
 double StudyOptions::Violation(const TrialRecord& record) const {
   if (constraints.empty() || record.state != TrialState::kComplete) return std::numeric_limits<double>::quiet_NaN();
   double total = 0;
   for (const Constraint& c : constraints) {
-    double v = std::numeric_limits<double>::quiet_NaN();
-    for (size_t i = 0; i < metrics.size(); ++i) {
-      if (metrics[i].name != c.name) continue;
-      if (i < record.values.size()) {
-        v = record.values[i];
-      } else if (i == 0 && record.value) {
-        v = *record.value;
-      }
-    }
-    if (std::isnan(v) && IsRecordedMetric(c.name)) v = RecordedFigure(c.name, record);
+    const double v = ConstrainedValue(c, record);
     if (!std::isfinite(v)) {
       total += 1;
       continue;

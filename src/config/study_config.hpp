@@ -70,6 +70,8 @@ struct StudyOptions {  // study:
   // each bound, relative to the bound's size (|bound|, at least 1); 0 when it meets them all, and
   // NaN without constraints or for another state. A figure the trial lacks counts as 1.
   double Violation(const TrialRecord& record) const;
+  // The value constraint `c` bounds, of a trial: its metric's, or the recorded figure; NaN if unknown.
+  double ConstrainedValue(const Constraint& c, const TrialRecord& record) const;
   // The metrics the trial itself reports, in order (all but the recorded figures).
   std::vector<std::string> ReportedMetrics() const;
   // "maximize val_accuracy, minimize latency_ms": the metrics as `show` and `validate` name them.
@@ -85,7 +87,7 @@ struct StudyOptions {  // study:
 std::string TrialsRoot(const StudyOptions& study);
 
 struct SamplerOptions {         // sampler:
-  std::string kind = "random";  // random | grid | tpe | sobol | cmaes | nsga2 | pbt
+  std::string kind = "random";  // random | grid | tpe | gp | sobol | cmaes | nsga2 | pbt
   std::uint64_t seed = 0;
   // tpe (docs/samplers.md compares each default with Optuna's)
   int n_startup_trials = 10;  // tpe, cmaes: random trials before the model takes over
@@ -95,6 +97,12 @@ struct SamplerOptions {         // sampler:
   double prior_weight = 1.0;
   bool multivariate = true;   // joint density over the always-active parameters
   bool constant_liar = true;  // running trials count as not good
+  // gp (docs/samplers.md): n_startup_trials Sobol points first, then
+  int n_candidates = 512;      // quasi-random points the acquisition is swept over per ask
+  int n_local_searches = 4;    // of the best of them, refined by gradient steps
+  std::int64_t max_points = 1000;  // trials the model keeps at most (the best half, the most recent)
+  bool deterministic = false;  // the objective has no noise: the model's noise stays at its floor
+  bool fantasize = true;       // running trials join the model at its posterior mean
   // sobol
   bool scramble = true;
   // cmaes

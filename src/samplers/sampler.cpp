@@ -1,6 +1,7 @@
 #include "samplers/sampler.hpp"
 
 #include "samplers/cmaes_sampler.hpp"
+#include "samplers/gp_sampler.hpp"
 #include "samplers/grid_sampler.hpp"
 #include "samplers/nsga2_sampler.hpp"
 #include "samplers/pbt_sampler.hpp"
@@ -42,6 +43,12 @@ Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
   }
   if (options.kind == "pbt") {
     return std::unique_ptr<Sampler>(std::make_unique<PbtSampler>(config.space, options));
+  }
+  if (options.kind == "gp") {
+    if (config.study.multi_objective()) {
+      return Status::InvalidInput("sampler.kind: gp optimises one metric; for several use nsga2 or tpe");
+    }
+    return std::unique_ptr<Sampler>(std::make_unique<GpSampler>(config.space, options, config.study));
   }
   if (options.kind == "tpe") {
     return std::unique_ptr<Sampler>(std::make_unique<TpeSampler>(config.space, options, config.study.metrics));

@@ -187,7 +187,7 @@ TEST(StudyConfig, WhenCyclesAreRefused) {
 
 TEST(StudyConfig, UnknownSamplerListsTheKnownOnes) {
   EXPECT_NE(ErrorOf(GoodWith("kind: random", "kind: tpe2"))
-                .find("sampler.kind: unknown sampler 'tpe2' (available: random, grid, tpe, sobol, cmaes, nsga2, pbt)"),
+                .find("sampler.kind: unknown sampler 'tpe2' (available: random, grid, tpe, gp, sobol, cmaes, nsga2, pbt)"),
             std::string::npos);
 }
 
@@ -233,6 +233,26 @@ TEST(StudyConfig, EnqueuedConfigurationsAreCheckedAgainstTheSpace) {
             std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kGood) + "enqueue:\n  - {optimizer: adam, momentum: 0.5}\n")
                 .find("enqueue[0].momentum: is inactive with the other values of this entry"),
+            std::string::npos);
+}
+
+TEST(StudyConfig, GpSamplerOptions) {
+  Result<StudyConfig> config = LoadConfigText(
+      GoodWith("{kind: random, seed: 7}",
+               "{kind: gp, n_startup_trials: 8, n_candidates: 256, n_local_searches: 2, max_points: 400, "
+               "deterministic: true, fantasize: false}"),
+      "cfg.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->sampler.n_startup_trials, 8);
+  EXPECT_EQ(config->sampler.n_candidates, 256);
+  EXPECT_EQ(config->sampler.n_local_searches, 2);
+  EXPECT_EQ(config->sampler.max_points, 400);
+  EXPECT_TRUE(config->sampler.deterministic);
+  EXPECT_FALSE(config->sampler.fantasize);
+  EXPECT_NE(ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: gp, gamma: 0.2}"))
+                .find("sampler.gamma: does not apply to the gp sampler"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: gp, max_points: 5}")).find("sampler.max_points"),
             std::string::npos);
 }
 

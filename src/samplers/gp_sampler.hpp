@@ -1,0 +1,85 @@
+// Bayesian optimisation with a Gaussian process (docs/samplers.md, "gp"): after n_startup_trials
+// Sobol points, each ask fits a Matern-5/2 ARD model to the standardised losses and proposes the
+// point of highest log expected improvement, times the probability of meeting each of
+// study.constraints (one model per bound). For a cluster: trials still running, and the earlier
+// proposals of a batch, join the model as fantasies at its posterior mean, so free workers get
+// different points; failed trials (OOM, crash, timeout) count as the worst loss seen, so the
+// search moves away from what kills trials; pruned and paused trials count by their last value.
+//
+// Cost: the model grows by one O(n^2) Cholesky extension per trial; the kernel parameters are
+// refitted on a schedule (every trial up to 50, then whenever the history has grown by a tenth),
+// on at most kFitPoints trials. Past sampler.max_points trials the model keeps the best half of
+// them and the most recent, so an ask's cost stops growing (docs/samplers.md).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "samplers/gaussian_process.hpp"
+#include "samplers/numeric_domain.hpp"
+#include "samplers/sampler.hpp"
+#include "samplers/sobol_sampler.hpp"
+
+namespace cleansweep {
+
+class GpSampler : public Sampler {
+ public:
+  // Trials the kernel parameters are fitted on, at most (the best half, then the most recent).
+  static constexpr Eigen::Index kFitPoints = 200;
+
+  GpSampler(SearchSpace space, SamplerOptions options, StudyOptions study);
+  ~GpSampler() override;
+
+  std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) override;
+  bool AsksInBatches() const override { return true; }
+  std::vector<ParamSet> AskBatch(const std::vector<std::int64_t>& numbers, const TrialHistory& history) override;
+
+  // The model's inputs: a trial's parameters on the unit cube (nullopt: a value outside this
+  // space, from an older one). Exposed for tests.
+  std::optional<Eigen::VectorXd> Encode(const ParamSet& params) const;
+  ParamSet Decode(const Eigen::VectorXd& x) const;
+  int dimensions() const { return static_cast<int>(features_.size()); }
+  // The objective model after the last ask (its kernel, its size), for tests and sampler_bench.
+  const GaussianProcess* objective_model() const;
+  // The acquisition of the last ask's models at each column of `points` (inputs as Encode makes
+  // them): log EI plus log P(feasible) of every bound of study.constraints.
+  Eigen::VectorXd Acquisition(const Eigen::MatrixXd& points) const;
+
+ private:
+  struct Feature {
+    const ParamSpec* spec = nullptr;
+    bool indicator = false;    // 1 where a conditional numeric parameter is active, 0 where not
+    bool categorical = false;  // a choice index (Hamming distance), or an indicator
+    NumericDomain domain;
+  };
+  struct Model;
+  struct Observations;
+
+  Observations Observe(const TrialHistory& history) const;
+  void UpdateModels(const Observations& observed);
+  void AddFantasy(const Eigen::VectorXd& x);
+  void DropFantasies();
+  ParamSet Propose(std::int64_t number);
+  double AcquisitionWithGradient(const Eigen::VectorXd& x, Eigen::VectorXd* gradient) const;
+  // The `k` columns of `points` with the highest acquisition, best first, with it: exactly, but
+  // the exact variance is only computed for the candidates whose bound (each model's variance
+  // bound, GaussianProcess::Screen) could beat the k-th best found so far.
+  std::vector<std::pair<double, Eigen::Index>> Best(const Eigen::MatrixXd& points, size_t k) const;
+  Eigen::VectorXd Snap(const Eigen::VectorXd& x) const;  // onto ints, steps and the activity it implies
+  ParamSet FromUnit(const std::vector<double>& u) const;  // a Sobol point as parameters
+
+  SearchSpace space_;
+  SamplerOptions options_;
+  StudyOptions study_;
+  std::vector<Feature> features_;
+  std::vector<bool> categorical_;
+  std::unique_ptr<SobolSampler> sobol_;    // start-up trials and candidate sweeps; null past 21 dimensions
+  std::unique_ptr<Model> objective_;
+  std::vector<std::unique_ptr<Model>> constraints_;  // one per bound of study.constraints
+  double best_ = 0;          // the best feasible standardised loss; +inf when none is feasible yet
+  bool any_feasible_ = false;
+};
+
+}  // namespace cleansweep
