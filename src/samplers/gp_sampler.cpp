@@ -200,25 +200,6 @@ ParamSet GpSampler::Decode(const Eigen::VectorXd& x) const {
 
 Eigen::VectorXd GpSampler::Snap(const Eigen::VectorXd& x) const { return *Encode(Decode(x)); }
 
-ParamSet GpSampler::FromUnit(const std::vector<double>& u) const {
-  ParamSet params;
-  size_t d = 0;
-  for (const ParamSpec& spec : space_.params()) {
-    if (spec.kind == ParamKind::kFixed) {
-      if (SearchSpace::IsActive(spec, params)) params[spec.name] = spec.fixed_value;
-      continue;
-    }
-    const double ud = std::min(u[d++], std::nextafter(1.0, 0.0));
-    if (!SearchSpace::IsActive(spec, params)) continue;
-    if (spec.kind == ParamKind::kCategorical) {
-      params[spec.name] = spec.choices[static_cast<size_t>(ud * static_cast<double>(spec.choices.size()))];
-    } else {
-      params[spec.name] = SearchSpace::FromUnit(spec, ud);
-    }
-  }
-  return params;
-}
-
 GpSampler::Observations GpSampler::Observe(const TrialHistory& history) const {
   Observations o;
   const double sign = study_.metrics.front().direction == Direction::kMaximize ? -1.0 : 1.0;
@@ -523,7 +504,7 @@ ParamSet GpSampler::Propose(std::int64_t number) {
   std::vector<Eigen::VectorXd> candidates;
   const auto m = static_cast<std::uint64_t>(options_.n_candidates);
   for (std::uint64_t j = 0; j < m; ++j) {
-    const ParamSet p = sobol_ ? FromUnit(sobol_->Point((static_cast<std::uint64_t>(number) * m + j + (1u << 20)) &
+    const ParamSet p = sobol_ ? SobolSampler::ParamsAt(space_, sobol_->Point((static_cast<std::uint64_t>(number) * m + j + (1u << 20)) &
                                                        0xffffffffu))
                               : RandomSampler::Draw(space_, rng);
     candidates.push_back(*Encode(p));

@@ -68,7 +68,6 @@ class GpSampler : public Sampler {
   // bound, GaussianProcess::Screen) could beat the k-th best found so far.
   std::vector<std::pair<double, Eigen::Index>> Best(const Eigen::MatrixXd& points, size_t k) const;
   Eigen::VectorXd Snap(const Eigen::VectorXd& x) const;  // onto ints, steps and the activity it implies
-  ParamSet FromUnit(const std::vector<double>& u) const;  // a Sobol point as parameters
 
   SearchSpace space_;
   SamplerOptions options_;

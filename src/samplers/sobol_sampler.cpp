@@ -1,6 +1,8 @@
 #include "samplers/sobol_sampler.hpp"
 
+#include <algorithm>
 #include <bitset>
+#include <cmath>
 
 #include "util/random.hpp"
 
@@ -107,16 +109,15 @@ std::vector<double> SobolSampler::Point(std::uint64_t index) const {
   return x;
 }
 
-std::optional<ParamSet> SobolSampler::Ask(std::int64_t number, const TrialHistory& /*history*/) {
-  const std::vector<double> u = Point(static_cast<std::uint64_t>(number));
+ParamSet SobolSampler::ParamsAt(const SearchSpace& space, const std::vector<double>& u) {
   ParamSet params;
   size_t d = 0;
-  for (const ParamSpec& spec : space_.params()) {  // every parameter keeps its own coordinate
+  for (const ParamSpec& spec : space.params()) {
     if (spec.kind == ParamKind::kFixed) {
       if (SearchSpace::IsActive(spec, params)) params[spec.name] = spec.fixed_value;
       continue;
     }
-    const double ud = u[d++];
+    const double ud = std::min(u[d++], std::nextafter(1.0, 0.0));
     if (!SearchSpace::IsActive(spec, params)) continue;
     if (spec.kind == ParamKind::kCategorical) {
       params[spec.name] = spec.choices[static_cast<size_t>(ud * static_cast<double>(spec.choices.size()))];
@@ -125,6 +126,10 @@ std::optional<ParamSet> SobolSampler::Ask(std::int64_t number, const TrialHistor
     }
   }
   return params;
+}
+
+std::optional<ParamSet> SobolSampler::Ask(std::int64_t number, const TrialHistory& /*history*/) {
+  return ParamsAt(space_, Point(static_cast<std::uint64_t>(number)));
 }
 
 }  // namespace cleansweep

@@ -22,6 +22,9 @@ class SobolSampler : public Sampler {
 
   // Point `index` in [0, 1)^dimensions; exposed for tests.
   std::vector<double> Point(std::uint64_t index) const;
+  // The parameters at `u` (one coordinate per non-fixed parameter of `space`, in order, each in
+  // [0, 1)): every parameter keeps its own coordinate, inactive ones are left out.
+  static ParamSet ParamsAt(const SearchSpace& space, const std::vector<double>& u);
 
  private:
   SearchSpace space_;

@@ -23,15 +23,7 @@ StudyConfig Config(const std::string& space, const std::string& sampler, const s
 
 GpSampler MakeGp(const StudyConfig& config) { return GpSampler(config.space, config.sampler, config.study); }
 
-TrialRecord Finished(std::int64_t number, ParamSet params, std::optional<double> value,
-                     TrialState state = TrialState::kComplete) {
-  TrialRecord r;
-  r.number = number;
-  r.params = std::move(params);
-  r.value = value;
-  r.state = state;
-  return r;
-}
+using testing::Finished;
 
 using Objective = std::function<std::optional<double>(const ParamSet&)>;
 

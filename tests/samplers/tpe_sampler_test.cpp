@@ -18,15 +18,7 @@ StudyConfig Config(const std::string& space, const std::string& sampler, const s
   return testing::SamplerConfig(space, sampler, direction);
 }
 
-TrialRecord Finished(std::int64_t number, ParamSet params, std::optional<double> value,
-                     TrialState state = TrialState::kComplete) {
-  TrialRecord r;
-  r.number = number;
-  r.params = std::move(params);
-  r.value = value;
-  r.state = state;
-  return r;
-}
+using testing::Finished;
 
 // Runs `n` trials one after another; `objective` returns nullopt for a trial that "ran out of memory".
 TrialHistory RunTrials(Sampler& sampler, int n,

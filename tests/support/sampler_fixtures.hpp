@@ -32,4 +32,15 @@ inline StudyConfig SamplerConfig(const std::string& space, const std::string& sa
   return *config;
 }
 
+// A finished trial with these parameters and value (nullopt: none reported).
+inline TrialRecord Finished(std::int64_t number, ParamSet params, std::optional<double> value,
+                            TrialState state = TrialState::kComplete) {
+  TrialRecord r;
+  r.number = number;
+  r.params = std::move(params);
+  r.value = value;
+  r.state = state;
+  return r;
+}
+
 }  // namespace cleansweep::testing
