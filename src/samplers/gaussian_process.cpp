@@ -106,8 +106,10 @@ void GaussianProcess::Append(const Eigen::VectorXd& x, std::optional<double> noi
   if (n_ == x_.cols()) {  // grow the storage geometrically; the factor's top-left block is kept
     const Eigen::Index capacity = std::max<Eigen::Index>(64, 2 * n_);
     Eigen::MatrixXd inputs(dimensions(), capacity), factor(capacity, capacity);
-    inputs.leftCols(n_) = x_.leftCols(n_);
-    factor.topLeftCorner(n_, n_) = l_.topLeftCorner(n_, n_);
+    if (n_ > 0) {  // the first allocation has nothing to keep (and x_ has no rows yet)
+      inputs.leftCols(n_) = x_.leftCols(n_);
+      factor.topLeftCorner(n_, n_) = l_.topLeftCorner(n_, n_);
+    }
     x_.swap(inputs);
     l_.swap(factor);
   }
