@@ -96,8 +96,9 @@ void GaussianProcess::Reset(GpKernel kernel) {
 Eigen::VectorXd GaussianProcess::KernelColumn(const Eigen::VectorXd& x) const {
   Eigen::VectorXd k(n_);
   for (Eigen::Index i = 0; i < n_; ++i) {
-    k[i] = kernel_.signal_variance *
-           Matern52(ScaledSquaredDistance(x_.col(i).data(), x.data(), kernel_.inverse_squared_lengthscales, categorical_));
+    k[i] =
+        kernel_.signal_variance *
+        Matern52(ScaledSquaredDistance(x_.col(i).data(), x.data(), kernel_.inverse_squared_lengthscales, categorical_));
   }
   return k;
 }
@@ -202,9 +203,10 @@ std::vector<std::pair<Eigen::Index, double>> GaussianProcess::Variances(
   const double s2 = kernel_.signal_variance, floor = 1e-12 * s2;
   std::vector<std::pair<Eigen::Index, double>> out;
   for (size_t c0 = 0; c0 < all_columns.size(); c0 += static_cast<size_t>(kColumnBlock)) {
-    std::vector<Eigen::Index> columns(all_columns.begin() + static_cast<std::ptrdiff_t>(c0),
-                                      all_columns.begin() + static_cast<std::ptrdiff_t>(std::min(
-                                                                all_columns.size(), c0 + static_cast<size_t>(kColumnBlock))));
+    std::vector<Eigen::Index> columns(
+        all_columns.begin() + static_cast<std::ptrdiff_t>(c0),
+        all_columns.begin() +
+            static_cast<std::ptrdiff_t>(std::min(all_columns.size(), c0 + static_cast<size_t>(kColumnBlock))));
     Eigen::MatrixXd chosen(points.rows(), static_cast<Eigen::Index>(columns.size()));
     for (size_t c = 0; c < columns.size(); ++c) chosen.col(static_cast<Eigen::Index>(c)) = points.col(columns[c]);
     Eigen::MatrixXd v = Cross(chosen);
@@ -244,7 +246,8 @@ void GaussianProcess::Predict(const Eigen::MatrixXd& points, Eigen::VectorXd* me
   Eigen::MatrixXd k = Cross(points);
   *mean = k.transpose() * alpha_;
   if (n_ > 0) l_.topLeftCorner(n_, n_).triangularView<Eigen::Lower>().solveInPlace(k);
-  *variance = (kernel_.signal_variance - k.colwise().squaredNorm().transpose().array()).cwiseMax(1e-12 * kernel_.signal_variance);
+  *variance = (kernel_.signal_variance - k.colwise().squaredNorm().transpose().array())
+                  .cwiseMax(1e-12 * kernel_.signal_variance);
 }
 
 void GaussianProcess::PredictWithGradient(const Eigen::VectorXd& x, double* mean, double* variance,
