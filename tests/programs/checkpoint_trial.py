@@ -12,7 +12,9 @@ verdict comes or the time is up: a test of rungs sets them to the rung steps, so
 verdict reaches the trial at the step it was about however loaded the machine (should_prune's
 wait; a program that does not wait goes on into the next step meanwhile). In a gang (trial.gpus > 1) every rank computes
 the steps and reports them; only rank 0 saves the checkpoints and counts its steps, as a
-data-parallel program's rank 0 does. With the parameter `protocol_only: true` it uses no helper:
+data-parallel program's rank 0 does, and like one it keeps its ranks in step: rank 0 saves step N's
+checkpoint only once every rank has reported step N (each rank marks the last step it reported in
+the trial folder), so a kill never finds a checkpoint ahead of a rank's reports. With the parameter `protocol_only: true` it uses no helper:
 it reads the environment, writes its checkpoints straight into CLEANSWEEP_CHECKPOINT_DIR (which
 it never creates: the worker has, before the trial started; issue 36) and writes JSON lines on
 fd 3 and reads fd 4 itself, as a program written from docs/trial-protocol.md alone does.
@@ -72,7 +74,10 @@ pause = float(trial.params["pause"])
 declare = bool(trial.params.get("checkpoint", True))
 wait_at = {int(s) for s in str(trial.params.get("wait_at", "")).split()}
 verdict_wait = float(trial.params.get("verdict_wait", 0))
-rank0 = os.environ.get("RANK", "0") == "0"
+rank = int(os.environ.get("RANK", "0"))
+world = int(os.environ.get("WORLD_SIZE", "1"))
+rank0 = rank == 0
+attempt = os.environ["CLEANSWEEP_ATTEMPT"]
 total, first = 0.0, 1
 if trial.resume_step() is not None:
     with open(trial.checkpoint_path(trial.resume_step(), ".json")) as f:
@@ -80,6 +85,30 @@ if trial.resume_step() is not None:
     if state["step"] != trial.resume_step():
         sys.exit("checkpoint of step %d holds step %d" % (trial.resume_step(), state["step"]))
     total, first = state["total"], state["step"] + 1
+
+
+def mark_reported(step):
+    """A rank above 0 records, atomically, the last step whose report it has written."""
+    marker = os.path.join(trial.dir, ".step.rank-%d.attempt-%s" % (rank, attempt))
+    with open(marker + ".tmp", "w") as f:
+        f.write(str(step))
+    os.replace(marker + ".tmp", marker)
+
+
+def all_ranks_reached(step, patience=30.0):
+    """Rank 0 waits (at most `patience` seconds) until every other rank has reported `step`:
+    the barrier a data-parallel program's gradient all-reduce gives it."""
+    deadline = time.monotonic() + patience
+    for other in range(1, world):
+        marker = os.path.join(trial.dir, ".step.rank-%d.attempt-%s" % (other, attempt))
+        while time.monotonic() < deadline:
+            try:
+                with open(marker) as f:
+                    if int(f.read() or 0) >= step:
+                        break
+            except FileNotFoundError:
+                pass
+            time.sleep(0.01)
 
 
 def writer(state):
@@ -98,7 +127,10 @@ for step in range(first, steps + 1):
         with open(os.path.join(trial.dir, "executed.txt"), "a") as f:
             f.write("%d %s\n" % (step, os.environ["CLEANSWEEP_ATTEMPT"]))
     trial.report(step, total)
+    if not rank0:
+        mark_reported(step)
     if declare and rank0:
+        all_ranks_reached(step)
         trial.save_checkpoint(step, writer({"step": step, "total": total}), ".json")
     if step in wait_at and step < steps:
         trial.should_prune(wait=verdict_wait)  # the verdict, or the time is up; seen before the next step
