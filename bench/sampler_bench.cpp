@@ -7,11 +7,19 @@
 //   sampler_bench --ask-rate 10000 --batch 64 --running 4096
 //                                          # TPE asks per second, asked in batches as the coordinator
 //                                          # does, with that many completed and running trials
+//   sampler_bench --serve SPACE.yaml --sampler auto --seed 3 --trials 50
+//                                          # one trial after another for an objective outside
+//                                          # (bench/gp_bench.py): prints {"sampler", "reason"}, then
+//                                          # each trial's parameters as a JSON line, and reads back a
+//                                          # line per trial: its value, or "fail"
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,10 +37,10 @@ using namespace cleansweep;
 using Clock = std::chrono::steady_clock;
 
 StudyConfig Config(const std::string& sampler, std::uint64_t seed, const std::string& space,
-                   const std::vector<std::string>& sets) {
+                   const std::vector<std::string>& sets, int n_trials = 100) {
   Result<StudyConfig> config =
-      LoadConfigText("study: {name: bench}\nsampler: {kind: " + sampler + ", seed: " + std::to_string(seed) +
-                         "}\ntrial: {command: [x]}\nspace:\n" + space,
+      LoadConfigText("study: {name: bench, n_trials: " + std::to_string(n_trials) + "}\nsampler: {kind: " + sampler +
+                         ", seed: " + std::to_string(seed) + "}\ntrial: {command: [x]}\nspace:\n" + space,
                      "bench", sets);
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", config.status().message().c_str());
@@ -128,9 +136,10 @@ void AskLatency(int completed, int batch, const std::string& kind, const std::ve
   for (int rep = 0; rep < 20; ++rep) ms.push_back(ask());
   const double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
   std::sort(ms.begin(), ms.end());
-  std::printf("{\"ask_latency_ms\": {\"sampler\": \"%s\", \"completed\": %d, \"params\": 8, \"batch\": %d, "
-              "\"first\": %.3f, \"median\": %.3f, \"mean\": %.3f, \"max\": %.3f}}\n",
-              kind.c_str(), completed, batch, first, ms[ms.size() / 2], mean, ms.back());
+  std::printf(
+      "{\"ask_latency_ms\": {\"sampler\": \"%s\", \"completed\": %d, \"params\": 8, \"batch\": %d, "
+      "\"first\": %.3f, \"median\": %.3f, \"mean\": %.3f, \"max\": %.3f}}\n",
+      kind.c_str(), completed, batch, first, ms[ms.size() / 2], mean, ms.back());
 }
 
 // Asks in batches of `batch` with `running` trials out (the constant liar sees them all), as a
@@ -157,12 +166,60 @@ void AskRate(int completed, int batch, int running, const std::vector<std::strin
               running, batch, static_cast<double>(asked) / seconds);
 }
 
+// Serves `trials` asks over stdin/stdout for an objective computed by another process: the
+// parameters of trial i go out as one JSON line, its value comes back as one line ("fail": the
+// trial failed). Only Ask() is timed; the total goes out last as {"sampler_seconds": ...}.
+int Serve(const std::string& space_path, const std::string& kind, std::uint64_t seed, int trials,
+          const std::vector<std::string>& sets) {
+  std::ifstream in(space_path);
+  if (!in) {
+    std::fprintf(stderr, "%s: cannot open\n", space_path.c_str());
+    return 2;
+  }
+  std::stringstream space;
+  space << in.rdbuf();
+  const StudyConfig config = Config(kind, seed, space.str(), sets, trials);
+  std::unique_ptr<Sampler> sampler = MakeSampler(config).value();
+  std::printf("%s\n",
+              nlohmann::json({{"sampler", config.sampler.kind}, {"reason", config.sampler.reason}}).dump().c_str());
+  std::fflush(stdout);
+  TrialHistory history;
+  double ask_seconds = 0;
+  std::string line;
+  for (int i = 0; i < trials; ++i) {
+    const auto t0 = Clock::now();
+    std::optional<ParamSet> params = sampler->Ask(i, history);
+    ask_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    if (!params) break;
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [name, v] : *params) {
+      std::visit([&out, &name = name](const auto& x) { out[name] = x; }, v);
+    }
+    std::printf("%s\n", out.dump().c_str());
+    std::fflush(stdout);
+    if (!std::getline(std::cin, line)) return 1;
+    TrialRecord r;
+    r.number = i;
+    r.params = std::move(*params);
+    if (line == "fail") {
+      r.state = TrialState::kFail;
+    } else {
+      r.state = TrialState::kComplete;
+      r.value = std::stod(line);
+    }
+    history.finished.push_back(std::move(r));
+  }
+  std::printf("%s\n", nlohmann::json({{"sampler_seconds", ask_seconds}}).dump().c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   cleansweep::KeepFreedMemoryMapped();  // as the cleansweep binary does
   CLI::App app{"cleansweep sampler benchmark"};
-  std::string sampler = "tpe", only;
+  std::string sampler = "tpe", only, serve;
+  std::uint64_t serve_seed = 0;
   int trials = 200, seeds = 10, latency = 0, latency_batch = 1, rate = 0, batch = 64, running = 0;
   std::vector<std::string> sets;
   app.add_option("--sampler", sampler);
@@ -175,7 +232,10 @@ int main(int argc, char** argv) {
   app.add_option("--ask-rate", rate, "TPE asks per second in batches, with this many completed trials");
   app.add_option("--batch", batch, "asks per batch (--ask-rate)")->check(CLI::PositiveNumber);
   app.add_option("--running", running, "running trials the constant liar counts (--ask-rate)");
+  app.add_option("--serve", serve, "serve asks for an outside objective over this space (YAML, under space:)");
+  app.add_option("--seed", serve_seed, "the sampler's seed (--serve)");
   CLI11_PARSE(app, argc, argv);
+  if (!serve.empty()) return Serve(serve, sampler, serve_seed, trials, sets);
   if (rate > 0) {
     AskRate(rate, batch, running, sets);
     return 0;

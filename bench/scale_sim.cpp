@@ -18,12 +18,12 @@
 
 #include <CLI/CLI.hpp>
 
-#include "util/allocator.hpp"
 #include "bench/bench_study.hpp"
 #include "bench/sim_clock.hpp"
 #include "coordinator/coordinator.hpp"
 #include "study/study_store.hpp"
 #include "tests/support/memory_study_store.hpp"
+#include "util/allocator.hpp"
 
 namespace cleansweep {
 namespace {
@@ -153,7 +153,7 @@ int Main(int argc, char** argv) {
   std::string queue = "auto";
   CLI::App app{"The coordinator driven by thousands of simulated workers on a virtual clock"};
   app.add_option("--workers", workers)->check(CLI::Range(1, 1 << 20));
-  app.add_option("--sampler", sampler_kind)->check(CLI::IsMember({"random", "tpe"}));
+  app.add_option("--sampler", sampler_kind)->check(CLI::IsMember({"random", "tpe", "gp", "sobol"}));
   app.add_option("--trials-per-worker", per_worker, "trials = workers x this")->check(CLI::PositiveNumber);
   app.add_option("--mean", mean, "mean trial duration, seconds")->check(CLI::PositiveNumber);
   app.add_option("--sigma", sigma, "log-normal sigma of the durations (heavier tail when larger)");

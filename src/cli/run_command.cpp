@@ -133,7 +133,8 @@ int RunCoordinator(const RunArgs& args, MpiJob* job) {
                                                          : "";
   progress.Message("study " + config.study.name + ": " +
                    std::to_string(ShardSize(config.study.shard, config.study.n_trials)) + " trials" + shard + " on " +
-                   std::to_string(transport->size() - 1) + " workers, " + config.sampler.kind + " sampler, " +
+                   std::to_string(transport->size() - 1) + " workers, " + config.sampler.kind + " sampler" +
+                   (config.sampler.reason.empty() ? "" : " (" + config.sampler.reason + ")") + ", " +
                    (prepared->prior ? "continuing " : "writing ") + config.study.storage);
   Coordinator coordinator(config, transport, prepared->sampler.get(), &clock, &progress);
   ReportInput report_base;  // the rows so far, for a report rewritten during the run

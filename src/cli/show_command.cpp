@@ -210,8 +210,11 @@ int ShowCommand(const ShowArgs& args) {
   if (!study.ok()) return PrintError(study.status());
   const StudyConfig& c = study->config;
   std::printf("study %s (%s) in %s\n", c.study.name.c_str(), c.study.DescribeMetrics().c_str(), args.study.c_str());
-  std::printf("sampler %s (seed %lld), created %s by cleansweep %s\n", study->sampler.c_str(), study->seed,
-              study->created.c_str(), study->cleansweep_version.c_str());
+  // The config says auto; the rule chose what the file records (the same rule, unless a version
+  // with other thresholds wrote it: then the reason is not this one's to give).
+  const std::string why = c.sampler.kind == study->sampler && !c.sampler.reason.empty() ? "; " + c.sampler.reason : "";
+  std::printf("sampler %s (seed %lld%s), created %s by cleansweep %s\n", study->sampler.c_str(), study->seed,
+              why.c_str(), study->created.c_str(), study->cleansweep_version.c_str());
   if (c.study.shard.sharded()) {
     std::printf("shard %s of a sweep of %lld trials (join the shards with cleansweep merge)\n",
                 c.study.shard.Name().c_str(), static_cast<long long>(c.study.n_trials));

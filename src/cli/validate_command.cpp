@@ -44,6 +44,7 @@ int ValidateCommand(const ValidateArgs& args) {
               std::filesystem::exists(c.study.storage, ec) ? " (exists: run --resume continues it)" : "");
   std::printf("trials in %s/<number>/\n", TrialsRoot(c.study).c_str());
   std::printf("sampler   %s (seed %llu)", c.sampler.kind.c_str(), static_cast<unsigned long long>(c.sampler.seed));
+  if (!c.sampler.reason.empty()) std::printf(", chosen by %s", c.sampler.reason.c_str());
   if (const auto capacity = prepared->sampler->Capacity())
     std::printf(", %lld grid points", static_cast<long long>(*capacity));
   const SamplerOptions& s = c.sampler;

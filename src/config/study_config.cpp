@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/sampler_choice.hpp"
 #include "config/space_parser.hpp"
 #include "config/yaml_reader.hpp"
 #include "util/byte_size.hpp"
@@ -205,6 +206,7 @@ Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out
 // Which sampler keys each kind takes, besides kind and seed.
 const std::map<std::string, std::set<std::string>>& SamplerKeys() {
   static const std::map<std::string, std::set<std::string>> keys = {
+      {"auto", {}},
       {"random", {}},
       {"grid", {}},
       {"tpe",
@@ -253,6 +255,8 @@ Status ParsePbt(const YamlReader& r, const ConfigSection& sampler, SamplerOption
 }
 
 Status ParseSampler(const YamlReader& r, const YAML::Node& node, bool several_metrics, SamplerOptions* out) {
+  // Several metrics: independent densities unless asked (docs/samplers.md, "Multi-objective TPE").
+  if (several_metrics) out->multivariate = false;
   if (!node) return Status::Ok();
   CS_RETURN_IF_ERROR(r.CheckKeys(node, "sampler",
                                  {"kind",
@@ -284,13 +288,18 @@ Status ParseSampler(const YamlReader& r, const YAML::Node& node, bool several_me
   const ConfigSection sampler(r, node, "sampler");
   CS_RETURN_IF_ERROR(sampler.Read("kind", &out->kind));
   if (!SamplerKeys().count(out->kind)) {
-    return sampler.Error(
-        "kind", "unknown sampler '" + out->kind + "' (available: random, grid, tpe, gp, sobol, cmaes, nsga2, pbt)");
+    return sampler.Error("kind", "unknown sampler '" + out->kind +
+                                     "' (available: auto, random, grid, tpe, gp, sobol, cmaes, nsga2, pbt)");
   }
   const std::set<std::string>& allowed = SamplerKeys().at(out->kind);
   for (const auto& item : node) {
     const std::string key = item.first.Scalar();
     if (key != "kind" && key != "seed" && !allowed.count(key)) {
+      if (out->kind == "auto") {
+        return r.Error(item.first, "sampler." + key,
+                       "does not apply to kind auto, which picks the sampler itself; name one (kind: gp, tpe, ...) "
+                       "to tune its settings");
+      }
       return r.Error(item.first, "sampler." + key, "does not apply to the " + out->kind + " sampler");
     }
   }
@@ -312,8 +321,6 @@ Status ParseSampler(const YamlReader& r, const YAML::Node& node, bool several_me
     CS_RETURN_IF_ERROR(sampler.Read(key, field));
     if (sampler.Has(key) && !(*field > 0 && *field <= 1)) return sampler.Error(key, "must be in (0, 1]");
   }
-  // Several metrics: independent densities unless asked (docs/samplers.md, "Multi-objective TPE").
-  if (several_metrics) out->multivariate = false;
   CS_RETURN_IF_ERROR(sampler.Read("multivariate", &out->multivariate));
   CS_RETURN_IF_ERROR(sampler.Read("constant_liar", &out->constant_liar));
   CS_RETURN_IF_ERROR(sampler.Read("scramble", &out->scramble));
@@ -781,7 +788,7 @@ Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& s
   config.source = source;
   CS_RETURN_IF_ERROR(ParseStudy(r, root["study"], &config.study));
   CS_RETURN_IF_ERROR(ParseSampler(r, root["sampler"], config.study.multi_objective(), &config.sampler));
-  if (config.study.multi_objective() && !AcceptsSeveralMetrics(config.sampler.kind)) {
+  if (config.study.multi_objective() && config.sampler.kind != "auto" && !AcceptsSeveralMetrics(config.sampler.kind)) {
     return r.Error(root["sampler"]["kind"], "sampler.kind",
                    "the " + config.sampler.kind + " sampler optimises one metric and this study has " +
                        std::to_string(config.study.metrics.size()) +
@@ -799,6 +806,11 @@ Result<StudyConfig> LoadConfigText(const std::string& text, const std::string& s
   Result<SearchSpace> space = ParseSpace(r, root["space"]);
   if (!space.ok()) return space.status();
   config.space = std::move(*space);
+  if (config.sampler.kind == "auto") {
+    SamplerChoice choice = ChooseSampler(config);
+    config.sampler.kind = std::move(choice.kind);
+    config.sampler.reason = std::move(choice.reason);
+  }
   CS_RETURN_IF_ERROR(ParseTrial(r, root["trial"], config.space, &config.trial));
   if (config.sampler.kind == "pbt" && config.trial.checkpoint_keep == CheckpointKeep::kNone) {
     return r.Error(root["trial"]["checkpoint_keep"], "trial.checkpoint_keep",

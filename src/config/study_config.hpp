@@ -86,8 +86,11 @@ struct StudyOptions {  // study:
 // <trials_dir or the study file's folder>/<study file name without .h5>.trials.
 std::string TrialsRoot(const StudyOptions& study);
 
-struct SamplerOptions {         // sampler:
-  std::string kind = "random";  // random | grid | tpe | gp | sobol | cmaes | nsga2 | pbt
+struct SamplerOptions {       // sampler:
+  std::string kind = "auto";  // auto | random | grid | tpe | gp | sobol | cmaes | nsga2 | pbt
+  // Why this kind: empty when the config names it; "auto: ..." when kind: auto (the default) chose
+  // it (config/sampler_choice.hpp). A loaded config never holds kind "auto": it is resolved.
+  std::string reason;
   std::uint64_t seed = 0;
   // tpe (docs/samplers.md compares each default with Optuna's)
   int n_startup_trials = 10;  // tpe, cmaes: random trials before the model takes over
@@ -98,11 +101,11 @@ struct SamplerOptions {         // sampler:
   bool multivariate = true;   // joint density over the always-active parameters
   bool constant_liar = true;  // running trials count as not good
   // gp (docs/samplers.md): n_startup_trials Sobol points first, then
-  int n_candidates = 512;      // quasi-random points the acquisition is swept over per ask
-  int n_local_searches = 4;    // of the best of them, refined by gradient steps
+  int n_candidates = 512;          // quasi-random points the acquisition is swept over per ask
+  int n_local_searches = 4;        // of the best of them, refined by gradient steps
   std::int64_t max_points = 1000;  // trials the model keeps at most (the best half, the most recent)
-  bool deterministic = false;  // the objective has no noise: the model's noise stays at its floor
-  bool fantasize = true;       // running trials join the model at its posterior mean
+  bool deterministic = false;      // the objective has no noise: the model's noise stays at its floor
+  bool fantasize = true;           // running trials join the model at its posterior mean
   // sobol
   bool scramble = true;
   // cmaes

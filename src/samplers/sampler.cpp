@@ -1,5 +1,6 @@
 #include "samplers/sampler.hpp"
 
+#include "config/sampler_choice.hpp"
 #include "samplers/cmaes_sampler.hpp"
 #include "samplers/gp_sampler.hpp"
 #include "samplers/grid_sampler.hpp"
@@ -20,6 +21,8 @@ ParamSet CompleteEnqueued(Sampler& sampler, const StudyConfig& config, const Par
 
 Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
   SamplerOptions options = config.sampler;
+  // A loaded config has resolved auto already; one built in code may still hold it.
+  if (options.kind == "auto") options.kind = ChooseSampler(config).kind;
   options.seed = ShardSeed(options.kind, options.seed, config.study.shard);
   if (options.kind == "random") {
     return std::unique_ptr<Sampler>(std::make_unique<RandomSampler>(config.space, options.seed));

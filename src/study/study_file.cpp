@@ -63,10 +63,15 @@ Result<h5::Handle> CreateTable(hid_t file, const char* name, hid_t type) {
 // The root attributes that restate the config, as text: h5py and pandas read these, `show` reads
 // the config; both are written from one config, at creation and whenever a resume changes it.
 std::map<std::string, std::string> ConfigAttrs(const StudyConfig& config) {
-  return {{"study_name", config.study.name}, {"direction", DirectionName(config.study.direction)},
-          {"metric", config.study.metric},   {"sampler", config.sampler.kind},
-          {"pruner", config.pruner.kind},    {"space", SpaceJson(config.space)},
-          {"config", config.yaml_text},      {"metrics", MetricsJson(config.study)}};
+  return {{"study_name", config.study.name},
+          {"direction", DirectionName(config.study.direction)},
+          {"metric", config.study.metric},
+          {"sampler", config.sampler.kind},
+          {"pruner", config.pruner.kind},
+          {"space", SpaceJson(config.space)},
+          {"config", config.yaml_text},
+          {"metrics", MetricsJson(config.study)},
+          {"sampler_reason", config.sampler.reason}};
 }
 
 // HDF5 keeps a text attribute's bytes in its global heap, which has no checksum: the CRC-32 of
@@ -103,8 +108,11 @@ Status RewriteConfigAttrs(hid_t file, const StudyConfig& config) {
   for (const auto& [name, text] : ConfigAttrs(config)) {
     const Result<std::string> stored = h5::ReadStringAttr(file, name.c_str());
     if (stored.ok() && *stored == text) continue;
-    changes.push_back(name == "config" || name == "space" ? name + " replaced"
-                                                          : name + ": " + (stored.ok() ? *stored : "") + " -> " + text);
+    // An attribute newer than the file (sampler_reason) that has nothing to say is no change.
+    if (stored.ok() || !text.empty())
+      changes.push_back(name == "config" || name == "space"
+                            ? name + " replaced"
+                            : name + ": " + (stored.ok() ? *stored : "") + " -> " + text);
     CS_RETURN_IF_ERROR(h5::DeleteAttrIfPresent(file, name.c_str()));
     CS_RETURN_IF_ERROR(h5::WriteAttr(file, name.c_str(), text));
   }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "config/sampler_choice.hpp"
 #include "support/temp_dir.hpp"
 
 namespace cleansweep {
@@ -187,7 +188,52 @@ TEST(StudyConfig, WhenCyclesAreRefused) {
 
 TEST(StudyConfig, UnknownSamplerListsTheKnownOnes) {
   EXPECT_NE(ErrorOf(GoodWith("kind: random", "kind: tpe2"))
-                .find("sampler.kind: unknown sampler 'tpe2' (available: random, grid, tpe, gp, sobol, cmaes, nsga2, pbt)"),
+                .find("sampler.kind: unknown sampler 'tpe2' (available: auto, random, grid, tpe, gp, sobol, cmaes, "
+                      "nsga2, pbt)"),
+            std::string::npos);
+}
+
+// `sampler` omitted or `kind: auto`: the rule of config/sampler_choice.hpp decides, and says why.
+TEST(StudyConfig, AutoIsTheDefaultAndSaysWhatItChose) {
+  // kGood's space: 7 model dimensions (momentum is conditional: 2), 12 trials.
+  for (const std::string& sampler : {std::string(""), std::string("sampler: {kind: auto, seed: 7}\n")}) {
+    Result<StudyConfig> config = LoadConfigText(GoodWith("sampler: {kind: random, seed: 7}\n", sampler), "cfg.yaml");
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    EXPECT_EQ(config->sampler.kind, "gp");
+    EXPECT_EQ(config->sampler.reason, "auto: 7 dimensions, 12 trials (the GP for up to " +
+                                          std::to_string(kAutoGpMaxDimensions) + " dimensions and " +
+                                          std::to_string(kAutoGpMaxTrials) + " trials)");
+  }
+  EXPECT_EQ(LoadConfigText(kGood, "cfg.yaml")->sampler.reason, "");  // named: no reason to give
+
+  // A long study: TPE, whose asks stay cheap.
+  Result<StudyConfig> longer = LoadConfigText(
+      GoodWith("n_trials: 12", "n_trials: " + std::to_string(kAutoGpMaxTrials + 1)), "cfg.yaml", {"sampler.kind=auto"});
+  ASSERT_TRUE(longer.ok()) << longer.status().message();
+  EXPECT_EQ(longer->sampler.kind, "tpe");
+  EXPECT_NE(longer->sampler.reason.find(std::to_string(kAutoGpMaxTrials + 1) + " trials"), std::string::npos);
+
+  // Many dimensions: TPE.
+  std::string wide = "study: {name: wide, n_trials: 50}\ntrial: {command: [x]}\nspace:\n";
+  for (int k = 0; k <= kAutoGpMaxDimensions; ++k)
+    wide += "  x" + std::to_string(k) + ": {type: float, low: 0, high: 1}\n";
+  Result<StudyConfig> many = LoadConfigText(wide, "wide.yaml");
+  ASSERT_TRUE(many.ok()) << many.status().message();
+  EXPECT_EQ(many->sampler.kind, "tpe");
+  EXPECT_EQ(many->sampler.reason, "auto: " + std::to_string(kAutoGpMaxDimensions + 1) +
+                                      " dimensions, 50 trials (the GP for up to " +
+                                      std::to_string(kAutoGpMaxDimensions) + " dimensions)");
+
+  // Nothing to search.
+  Result<StudyConfig> fixed =
+      LoadConfigText("study: {name: f}\ntrial: {command: [x]}\nspace:\n  epochs: 5\n", "fixed.yaml");
+  ASSERT_TRUE(fixed.ok()) << fixed.status().message();
+  EXPECT_EQ(fixed->sampler.kind, "tpe");
+
+  // Settings belong to a named sampler.
+  EXPECT_NE(ErrorOf(GoodWith("{kind: random, seed: 7}", "{kind: auto, n_candidates: 64}"))
+                .find("sampler.n_candidates: does not apply to kind auto, which picks the sampler itself; name one "
+                      "(kind: gp, tpe, ...) to tune its settings"),
             std::string::npos);
 }
 
@@ -545,6 +591,20 @@ std::string TwoMetricsWith(const std::string& from, const std::string& to) {
   const size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   return text.replace(at, from.size(), to);
+}
+
+// Several metrics under auto (the default): multi-objective TPE for a short study, NSGA-II for a
+// long one; the TPE that auto picks models the metrics independently, as a named one does.
+TEST(StudyConfig, AutoWithSeveralMetricsPicksTpeThenNsga2) {
+  Result<StudyConfig> shorter = LoadConfigText(TwoMetricsWith("sampler: {kind: nsga2}\n", ""), "mo.yaml");
+  ASSERT_TRUE(shorter.ok()) << shorter.status().message();
+  EXPECT_EQ(shorter->sampler.kind, "tpe");
+  EXPECT_FALSE(shorter->sampler.multivariate);
+  EXPECT_NE(shorter->sampler.reason.find("auto: 2 metrics"), std::string::npos) << shorter->sampler.reason;
+  Result<StudyConfig> longer = LoadConfigText(
+      kTwoMetrics, "mo.yaml", {"sampler.kind=auto", "study.n_trials=" + std::to_string(kAutoNsga2MinTrials)});
+  ASSERT_TRUE(longer.ok()) << longer.status().message();
+  EXPECT_EQ(longer->sampler.kind, "nsga2");
 }
 
 // Multi-objective TPE defaults to independent densities (the joint one drifts to a corner of

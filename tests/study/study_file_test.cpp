@@ -388,6 +388,30 @@ TEST(StudyFile, AResumeThatChangesTheConfigRewritesEveryRootAttributeAndRecordsW
   EXPECT_EQ(*h5::ReadStringAttr(file.get(), "sampler"), "tpe");
 }
 
+// `sampler: {kind: auto}` (the default): h5py finds the sampler it chose, never "auto", and why.
+TEST(StudyFile, TheSamplerAutoChoseAndWhyAreRootAttributes) {
+  TempDir dir;
+  const std::string path = dir.File("s.h5");
+  Result<StudyConfig> chosen = LoadConfigText(Config(path).yaml_text, "s.yaml", {"sampler.kind=auto"});
+  ASSERT_TRUE(chosen.ok()) << chosen.status().message();
+  ASSERT_NE(chosen->sampler.kind, "auto");
+  ASSERT_EQ(chosen->sampler.reason.rfind("auto: ", 0), 0u) << chosen->sampler.reason;
+  ASSERT_TRUE(StudyFile::Create(path, *chosen).ok());
+  h5::QuietErrors();
+  {
+    h5::Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT));
+    EXPECT_EQ(*h5::ReadStringAttr(file.get(), "sampler"), chosen->sampler.kind);
+    EXPECT_EQ(*h5::ReadStringAttr(file.get(), "sampler_reason"), chosen->sampler.reason);
+  }
+  // A resume that names the sampler rewrites both: the reason goes.
+  Result<StudyConfig> named = LoadConfigText(Config(path).yaml_text, "s.yaml", {"sampler.kind=sobol"});
+  ASSERT_TRUE(named.ok()) << named.status().message();
+  ASSERT_TRUE(StudyFile::Reopen(path, *named).ok());
+  h5::Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT));
+  EXPECT_EQ(*h5::ReadStringAttr(file.get(), "sampler"), "sobol");
+  EXPECT_EQ(*h5::ReadStringAttr(file.get(), "sampler_reason"), "");
+}
+
 // Issue 15: with assertions compiled out, a misspelled column made RowBuffer::Set write through a
 // null pointer; the check stays on in release builds and stops with the place.
 TEST(RowBufferDeathTest, AMisspelledColumnStopsInsteadOfWritingAnywhere) {
