@@ -49,11 +49,16 @@ class GaussianProcess {
   const GpKernel& kernel() const { return kernel_; }
   const std::vector<bool>& categorical() const { return categorical_; }
 
-  void Reset(GpKernel kernel);          // no points, these kernel parameters
+  void Reset(GpKernel kernel);  // no points, these kernel parameters
   // One more training input; `noise_variance` (default: the kernel's) is its own, so a fantasy
   // can be an exact observation of the posterior mean.
   void Append(const Eigen::VectorXd& x, std::optional<double> noise_variance = std::nullopt);
-  void Truncate(Eigen::Index n);        // keep the first n inputs
+  // One more input observed exactly at the posterior mean there (a "kriging believer" fantasy):
+  // the mean stays what it was everywhere, so the new input's weight in (K + noise I)^-1 y is 0 and
+  // the targets need no solve: O(n^2) for the factor's new row, against SetTargets' two solves.
+  // Returns that mean. The targets must be set.
+  double AppendAtMean(const Eigen::VectorXd& x);
+  void Truncate(Eigen::Index n);  // keep the first n inputs
   // The targets (standardised values) of the current inputs, in order; must be called after the
   // inputs change and before a prediction.
   void SetTargets(const Eigen::VectorXd& y);
@@ -87,13 +92,13 @@ class GaussianProcess {
 
  private:
   Eigen::VectorXd KernelColumn(const Eigen::VectorXd& x) const;  // k(X_i, x), i < n
-  Eigen::MatrixXd Cross(const Eigen::MatrixXd& points) const;      // k(X_i, points_j)
+  Eigen::MatrixXd Cross(const Eigen::MatrixXd& points) const;    // k(X_i, points_j)
 
   std::vector<bool> categorical_;
   GpKernel kernel_;
   Eigen::Index n_ = 0;
-  Eigen::MatrixXd x_;  // dimensions x capacity, inputs as columns
-  Eigen::MatrixXd l_;  // capacity x capacity, lower Cholesky factor of K + noise I in its top-left n x n
+  Eigen::MatrixXd x_;          // dimensions x capacity, inputs as columns
+  Eigen::MatrixXd l_;          // capacity x capacity, lower Cholesky factor of K + noise I in its top-left n x n
   Eigen::VectorXd y_, alpha_;  // targets and (K + noise I)^-1 y
 };
 

@@ -101,6 +101,7 @@ struct GpSampler::Model {
   // standardised = (YeoJohnson(lambda, (raw - mean) / scale) - warped_mean) / warped_scale
   double mean = 0, scale = 1, lambda = 1, warped_mean = 0, warped_scale = 1;
   Eigen::VectorXd y;           // standardised targets, trials then fantasies
+  bool stale_targets = false;  // y holds a fantasy above the mean that gp's targets lack
 
   double Standardized(double raw) const {
     return (YeoJohnson(lambda, (raw - mean) / scale) - warped_mean) / warped_scale;
@@ -206,9 +207,9 @@ GpSampler::Observations GpSampler::Observe(const TrialHistory& history) const {
   const std::vector<Bound> bounds = BoundsOf(study_);
   o.bounds.resize(bounds.size());
   const auto observe = [&](const TrialRecord& r) {
-    const bool measured = (r.state == TrialState::kComplete || r.state == TrialState::kPruned ||
-                           r.state == TrialState::kPaused) &&
-                          r.value.has_value() && std::isfinite(*r.value);
+    const bool measured =
+        (r.state == TrialState::kComplete || r.state == TrialState::kPruned || r.state == TrialState::kPaused) &&
+        r.value.has_value() && std::isfinite(*r.value);
     if (!measured && !IsFailure(r.state)) return;  // interrupted, or nothing reported: says nothing
     std::optional<Eigen::VectorXd> x = Encode(r.params);
     if (!x) return;
@@ -285,7 +286,8 @@ void GpSampler::UpdateModels(const Observations& o) {
         std::partial_sort(by_value.begin(), by_value.begin() + kFitPoints / 2, by_value.end(),
                           [&](Eigen::Index a, Eigen::Index b) { return y[a] < y[b]; });
         std::vector<bool> take(static_cast<size_t>(n), false);
-        for (Eigen::Index k = 0; k < kFitPoints / 2; ++k) take[static_cast<size_t>(by_value[static_cast<size_t>(k)])] = true;
+        for (Eigen::Index k = 0; k < kFitPoints / 2; ++k)
+          take[static_cast<size_t>(by_value[static_cast<size_t>(k)])] = true;
         Eigen::Index taken = kFitPoints / 2;
         for (Eigen::Index k = n - 1; k >= 0 && taken < kFitPoints; --k) {
           if (!take[static_cast<size_t>(k)]) {
@@ -361,30 +363,53 @@ void GpSampler::UpdateModels(const Observations& o) {
   }
 }
 
-void GpSampler::AddFantasy(const Eigen::VectorXd& x) {
-  const auto add = [&](Model& model) {
-    Eigen::VectorXd mean, variance;
-    model.gp.Predict(x, &mean, &variance);
-    model.gp.Append(x, kMinNoiseVariance);  // the fantasy: exactly the mean, no noise
+void GpSampler::AddFantasy(const Eigen::VectorXd& x, bool solve) {
+  // The objective's fantasy is its posterior mean, or the average loss (0, standardised) where the
+  // mean promises better: believed at a mean below the best trial, a point keeps the mean's lead as
+  // its expected improvement at no variance, and a confident model sent the next workers within
+  // 0.001 of it; lifted to the average, the neighbourhood looks no better than average until the
+  // trial reports, as TPE's constant liar counts a running trial as not good. Where the value is the
+  // mean, the targets need no solve (GaussianProcess::AppendAtMean). Constraint models believe
+  // their mean.
+  const auto add = [&](Model& model, double floor) {
+    const double mean = model.gp.AppendAtMean(x);
+    const double value = std::max(mean, floor);
     model.y.conservativeResize(model.y.size() + 1);
-    model.y[model.y.size() - 1] = mean[0];
-    model.gp.SetTargets(model.y);
+    model.y[model.y.size() - 1] = value;
+    if (value != mean) model.stale_targets = true;
+    if (solve && model.stale_targets) {
+      model.gp.SetTargets(model.y);
+      model.stale_targets = false;
+    }
   };
-  if (objective_) add(*objective_);
+  if (objective_) add(*objective_, 0.0);
   for (const std::unique_ptr<Model>& c : constraints_) {
-    if (c) add(*c);
+    if (c) add(*c, -kInfinity);
   }
 }
 
-void GpSampler::DropFantasies() {
-  const auto drop = [](Model& model) {
-    model.gp.Truncate(model.real);
-    model.y.conservativeResize(model.real);
-    model.gp.SetTargets(model.y);
-  };
-  if (objective_) drop(*objective_);
+void GpSampler::SolveFantasies() {
+  for (Model* model : AllModels()) {
+    if (model->stale_targets) model->gp.SetTargets(model->y);
+    model->stale_targets = false;
+  }
+}
+
+std::vector<GpSampler::Model*> GpSampler::AllModels() {
+  std::vector<Model*> out;
+  if (objective_) out.push_back(objective_.get());
   for (const std::unique_ptr<Model>& c : constraints_) {
-    if (c) drop(*c);
+    if (c) out.push_back(c.get());
+  }
+  return out;
+}
+
+void GpSampler::DropFantasies() {
+  for (Model* model : AllModels()) {
+    model->gp.Truncate(model->real);
+    model->y.conservativeResize(model->real);
+    model->gp.SetTargets(model->y);
+    model->stale_targets = false;
   }
 }
 
@@ -444,8 +469,8 @@ std::vector<std::pair<double, Eigen::Index>> GpSampler::Best(const Eigen::Matrix
   const auto exact_of = [&](Eigen::Index j, double objective_variance) {
     double exact = 0;
     for (size_t w = 0; w < screens.size(); ++w) {
-      const double variance = w == 0 && with_objective ? objective_variance
-                                                        : screens[w].model->gp.Variance(points.col(j));
+      const double variance =
+          w == 0 && with_objective ? objective_variance : screens[w].model->gp.Variance(points.col(j));
       exact += term(w, j, variance);
     }
     return exact;
@@ -469,13 +494,15 @@ std::vector<std::pair<double, Eigen::Index>> GpSampler::Best(const Eigen::Matrix
   std::vector<double> other_bound(static_cast<size_t>(m), 0);  // the constraints' share of each bound
   for (const Eigen::Index j : rest) {
     for (size_t w = 1; w < screens.size(); ++w) {
-      if (screens[w].s.mean[j] - screens[w].zero > 0) other_bound[static_cast<size_t>(j)] += term(w, j, screens[w].s.variance_bound[j]);
+      if (screens[w].s.mean[j] - screens[w].zero > 0)
+        other_bound[static_cast<size_t>(j)] += term(w, j, screens[w].s.variance_bound[j]);
     }
   }
   const double threshold = best.back().first;
-  const auto survivors = objective_->gp.Variances(points, screens[0].s.variance_bound, rest, [&](Eigen::Index j, double variance) {
-    return term(0, j, variance) + other_bound[static_cast<size_t>(j)] > threshold;
-  });
+  const auto survivors =
+      objective_->gp.Variances(points, screens[0].s.variance_bound, rest, [&](Eigen::Index j, double variance) {
+        return term(0, j, variance) + other_bound[static_cast<size_t>(j)] > threshold;
+      });
   for (const auto& [j, variance] : survivors) consider(exact_of(j, variance), j);
   return best;
 }
@@ -504,9 +531,10 @@ ParamSet GpSampler::Propose(std::int64_t number) {
   std::vector<Eigen::VectorXd> candidates;
   const auto m = static_cast<std::uint64_t>(options_.n_candidates);
   for (std::uint64_t j = 0; j < m; ++j) {
-    const ParamSet p = sobol_ ? SobolSampler::ParamsAt(space_, sobol_->Point((static_cast<std::uint64_t>(number) * m + j + (1u << 20)) &
-                                                       0xffffffffu))
-                              : RandomSampler::Draw(space_, rng);
+    const ParamSet p =
+        sobol_ ? SobolSampler::ParamsAt(
+                     space_, sobol_->Point((static_cast<std::uint64_t>(number) * m + j + (1u << 20)) & 0xffffffffu))
+               : RandomSampler::Draw(space_, rng);
     candidates.push_back(*Encode(p));
   }
   const GaussianProcess& gp = objective_->gp;
@@ -557,8 +585,8 @@ ParamSet GpSampler::Propose(std::int64_t number) {
     Eigen::VectorXd lower = x, upper = x;
     for (size_t d = 0; d < features_.size(); ++d) {
       const Feature& f = features_[d];
-      const bool inactive = d + 1 < features_.size() && features_[d + 1].indicator &&
-                            x[static_cast<Eigen::Index>(d + 1)] == 0;
+      const bool inactive =
+          d + 1 < features_.size() && features_[d + 1].indicator && x[static_cast<Eigen::Index>(d + 1)] == 0;
       if (f.categorical || inactive) continue;
       lower[static_cast<Eigen::Index>(d)] = 0;
       upper[static_cast<Eigen::Index>(d)] = 1;
@@ -605,15 +633,20 @@ std::vector<ParamSet> GpSampler::AskBatch(const std::vector<std::int64_t>& numbe
     return out;
   }
   UpdateModels(observed);
-  if (options_.fantasize) {
-    for (const auto& [n, params] : history.running) {
-      if (std::find(numbers.begin(), numbers.end(), n) != numbers.end()) continue;
-      if (std::optional<Eigen::VectorXd> x = Encode(params)) AddFantasy(*x);
+  if (options_.fantasize) {  // the most recent kMaxRunningFantasies running trials, newest first
+    int added = 0;
+    for (auto it = history.running.rbegin(); it != history.running.rend() && added < kMaxRunningFantasies; ++it) {
+      if (std::find(numbers.begin(), numbers.end(), it->first) != numbers.end()) continue;
+      if (std::optional<Eigen::VectorXd> x = Encode(it->second)) {
+        AddFantasy(*x, false);
+        ++added;
+      }
     }
+    SolveFantasies();
   }
   for (std::int64_t n : numbers) {
     out.push_back(Propose(n));
-    if (options_.fantasize) AddFantasy(*Encode(out.back()));
+    if (options_.fantasize) AddFantasy(*Encode(out.back()), true);
   }
   DropFantasies();
   return out;

@@ -2,9 +2,10 @@
 // Sobol points, each ask fits a Matern-5/2 ARD model to the standardised losses and proposes the
 // point of highest log expected improvement, times the probability of meeting each of
 // study.constraints (one model per bound). For a cluster: trials still running, and the earlier
-// proposals of a batch, join the model as fantasies at its posterior mean, so free workers get
-// different points; failed trials (OOM, crash, timeout) count as the worst loss seen, so the
-// search moves away from what kills trials; pruned and paused trials count by their last value.
+// proposals of a batch, join the model as fantasies (its posterior mean, or the average loss where
+// the mean promises better), so free workers get different points; failed trials (OOM, crash,
+// timeout) count as the worst loss seen, so the search moves away from what kills trials; pruned
+// and paused trials count by their last value.
 //
 // Cost: the model grows by one O(n^2) Cholesky extension per trial; the kernel parameters are
 // refitted on a schedule (every trial up to 50, then whenever the history has grown by a tenth),
@@ -28,6 +29,10 @@ class GpSampler : public Sampler {
  public:
   // Trials the kernel parameters are fitted on, at most (the best half, then the most recent).
   static constexpr Eigen::Index kFitPoints = 200;
+  // Running trials that join the model as fantasies, at most: the most recently started. Each costs
+  // an O(n^2) row of the factor per ask; with a thousand workers all of them would cost seconds
+  // per ask, while the batch's own proposals (always fantasies) keep a batch spread out.
+  static constexpr int kMaxRunningFantasies = 128;
 
   GpSampler(SearchSpace space, SamplerOptions options, StudyOptions study);
   ~GpSampler() override;
@@ -59,8 +64,11 @@ class GpSampler : public Sampler {
 
   Observations Observe(const TrialHistory& history) const;
   void UpdateModels(const Observations& observed);
-  void AddFantasy(const Eigen::VectorXd& x);
+  // x joins every model as a fantasy; with `solve` false the targets may wait for SolveFantasies().
+  void AddFantasy(const Eigen::VectorXd& x, bool solve);
+  void SolveFantasies();
   void DropFantasies();
+  std::vector<Model*> AllModels();
   ParamSet Propose(std::int64_t number);
   double AcquisitionWithGradient(const Eigen::VectorXd& x, Eigen::VectorXd* gradient) const;
   // The `k` columns of `points` with the highest acquisition, best first, with it: exactly, but
@@ -74,10 +82,10 @@ class GpSampler : public Sampler {
   StudyOptions study_;
   std::vector<Feature> features_;
   std::vector<bool> categorical_;
-  std::unique_ptr<SobolSampler> sobol_;    // start-up trials and candidate sweeps; null past 21 dimensions
+  std::unique_ptr<SobolSampler> sobol_;  // start-up trials and candidate sweeps; null past 21 dimensions
   std::unique_ptr<Model> objective_;
   std::vector<std::unique_ptr<Model>> constraints_;  // one per bound of study.constraints
-  double best_ = 0;          // the best feasible standardised loss; +inf when none is feasible yet
+  double best_ = 0;  // the best feasible standardised loss; +inf when none is feasible yet
   bool any_feasible_ = false;
 };
 

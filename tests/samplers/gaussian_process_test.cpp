@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include <Eigen/Cholesky>
 #include <gtest/gtest.h>
+#include <Eigen/Cholesky>
 
 #include "samplers/box_lbfgs.hpp"
 #include "util/random.hpp"
@@ -92,6 +92,40 @@ TEST(GaussianProcess, PosteriorEqualsTheDenseComputation) {
   DensePosterior(x2, y2, SomeKernel(), at, &dense_mean, &dense_variance);
   EXPECT_LT((mean - dense_mean).lpNorm<Eigen::Infinity>(), 1e-8);
   EXPECT_LT((variance - dense_variance).lpNorm<Eigen::Infinity>(), 1e-8);
+}
+
+// Fantasies (docs/samplers.md, "Many workers"): inputs observed at the posterior mean, added
+// without a solve, give the posterior of a dense computation with those targets; the mean does
+// not move anywhere and the variance at a fantasy falls to the noise floor.
+TEST(GaussianProcess, AppendAtMeanIsTheDensePosteriorWithTheMeanObservedExactly) {
+  SplitMix64 rng(11);
+  const Eigen::MatrixXd x = RandomInputs(40, rng), fantasies = RandomInputs(12, rng), at = RandomInputs(20, rng);
+  Eigen::VectorXd y(40);
+  for (int i = 0; i < 40; ++i) y[i] = std::cos(4 * x(0, i)) - x(1, i) + 0.1 * rng.Normal();
+  GaussianProcess gp(kCategorical, SomeKernel());
+  for (int i = 0; i < 40; ++i) gp.Append(x.col(i));
+  gp.SetTargets(y);
+  Eigen::VectorXd before, before_variance;
+  gp.Predict(at, &before, &before_variance);
+  Eigen::VectorXd fantasy_means(12);
+  for (int i = 0; i < 12; ++i) fantasy_means[i] = gp.AppendAtMean(fantasies.col(i));
+  ASSERT_EQ(gp.size(), 52);
+  ASSERT_EQ(gp.targets().size(), 52);
+  // The same model built by the long way: appended with the floor noise, targets solved for.
+  GaussianProcess slow(kCategorical, SomeKernel());
+  for (int i = 0; i < 40; ++i) slow.Append(x.col(i));
+  for (int i = 0; i < 12; ++i) slow.Append(fantasies.col(i), kMinNoiseVariance);
+  slow.SetTargets(gp.targets());
+  Eigen::VectorXd mean, variance, slow_mean, slow_variance;
+  gp.Predict(at, &mean, &variance);
+  slow.Predict(at, &slow_mean, &slow_variance);
+  EXPECT_LT((mean - slow_mean).lpNorm<Eigen::Infinity>(), 1e-8);
+  EXPECT_LT((variance - slow_variance).lpNorm<Eigen::Infinity>(), 1e-8);
+  EXPECT_LT((mean - before).lpNorm<Eigen::Infinity>(), 1e-8);  // kriging believer: the mean stays
+  EXPECT_TRUE((variance.array() <= before_variance.array() + 1e-12).all());
+  gp.Predict(fantasies, &mean, &variance);
+  EXPECT_LT((mean - fantasy_means).lpNorm<Eigen::Infinity>(), 1e-8);
+  EXPECT_LT(variance.maxCoeff(), 1e-5);
 }
 
 TEST(GaussianProcess, PosteriorGradientsMatchFiniteDifferences) {
@@ -194,11 +228,13 @@ TEST(LogExpectedImprovement, EqualsTheClosedFormAndStaysFiniteInTheTail) {
     const double h = 1e-6;
     EXPECT_NEAR(d_mean,
                 (LogExpectedImprovement(mean + h, sigma * sigma, best) -
-                 LogExpectedImprovement(mean - h, sigma * sigma, best)) / (2 * h),
+                 LogExpectedImprovement(mean - h, sigma * sigma, best)) /
+                    (2 * h),
                 1e-5 * std::max(1.0, std::abs(d_mean)));
     EXPECT_NEAR(d_variance,
                 (LogExpectedImprovement(mean, sigma * sigma + h, best) -
-                 LogExpectedImprovement(mean, sigma * sigma - h, best)) / (2 * h),
+                 LogExpectedImprovement(mean, sigma * sigma - h, best)) /
+                    (2 * h),
                 1e-5 * std::max(1.0, std::abs(d_variance)));
   }
   // Far in the tail the plain formula gives log(0); ours falls smoothly, like -z^2/2.
