@@ -105,7 +105,7 @@ struct SamplerOptions {       // sampler:
   int n_local_searches = 4;        // of the best of them, refined by gradient steps
   std::int64_t max_points = 1000;  // trials the model keeps at most (the best half, the most recent)
   bool deterministic = false;      // the objective has no noise: the model's noise stays at its floor
-  bool fantasize = true;           // running trials join the model at its posterior mean
+  bool fantasize = true;           // running trials join the model as fantasies (docs/samplers.md)
   // sobol
   bool scramble = true;
   // cmaes
