@@ -23,6 +23,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::string progress = "auto";  // live | lines | auto (live when watched on a terminal)
   std::string shard;              // run --shard K/N: this run's part of a sharded sweep
+  bool join = false;              // run --join: a new shard of the sweep, under the next free index
 };
 struct ValidateArgs {
   std::string config;

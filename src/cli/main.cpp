@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--shard", run.shard,
                       "Run shard K of N (K from 0) of the sweep, into its own study file; join the shards "
                       "with cleansweep merge (docs/slurm.md)");
+  run_cmd->add_flag("--join", run.join,
+                    "Start a new shard of the sweep (running or finished) under the next free index; it learns "
+                    "from the others' study files and shares their n_trials (docs/slurm.md)");
 
   RunArgs resume;
   resume.from_study = true;

@@ -17,6 +17,7 @@
 #include "launch/spawn_launcher.hpp"
 #include "launch/trial_command.hpp"
 #include "report/report.hpp"
+#include "study/siblings.hpp"
 #include "study/study_file.hpp"
 #include "transport/mpi_job.hpp"
 #include "util/quantile.hpp"
@@ -110,13 +111,63 @@ class CoordinatorPidFile {
   std::string path_;
 };
 
+// run --join: the next free shard index of the sweep CONFIG names, claimed with an exclusive
+// create of its study file (of two joiners that race, one gets the next index), as the
+// `study.shard=joined-K` setting; `*claimed` is the file, which the caller removes if the run
+// fails before it is written.
+Result<std::string> ClaimJoinedShard(const RunArgs& args, std::string* claimed) {
+  if (!args.shard.empty() || args.resume || args.from_study) {
+    return Status::InvalidInput(
+        "--join takes the next free shard index itself: give it without --shard or --resume (a joined shard that "
+        "stopped is continued with: cleansweep resume ITS_FILE)");
+  }
+  Result<StudyConfig> config = LoadConfigFile(args.config, args.sets);
+  if (!config.ok()) return config.status();
+  if (config->study.shard.part()) {
+    return Status::InvalidInput(args.config + ": --join: the config sets study.shard; take it out to join");
+  }
+  const std::string sweep = SweepStoragePath(config->study.storage);
+  for (int tries = 0; tries < 1000; ++tries) {
+    Shard shard;
+    shard.joined = true;
+    shard.index = NextJoinIndex(sweep);
+    const std::string path = ShardStoragePath(sweep, shard);
+    Result<bool> won = ClaimStudyFile(path);
+    if (!won.ok()) return won.status();
+    if (*won) {
+      *claimed = path;
+      return "study.shard=" + shard.Name();
+    }
+  }
+  return Status::RuntimeError(sweep +
+                              ": --join could not claim a shard index after 1000 tries; are that many "
+                              "joining at once?");
+}
+
 int RunCoordinator(const RunArgs& args, MpiJob* job) {
   Transport* transport = job->transport();
   const CoordinatorPidFile pid_file;
   const StudyMode mode = args.from_study ? StudyMode::kResume : args.resume ? StudyMode::kNewOrResume : StudyMode::kNew;
   std::vector<std::string> sets = args.sets;
   if (!args.shard.empty()) sets.push_back("study.shard=" + args.shard);
-  Result<PreparedStudy> prepared = PrepareStudy(args.config, sets, mode, args.force);
+  // A joined shard's claim on its index, removed again if its study file was never written.
+  struct Claim {
+    std::string path;
+    ~Claim() {
+      std::error_code ec;
+      if (!path.empty() && std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0) {
+        std::filesystem::remove(path, ec);
+      }
+    }
+  } claim;
+  Result<PreparedStudy> prepared = Status::InvalidInput("");
+  if (args.join) {
+    Result<std::string> joined = ClaimJoinedShard(args, &claim.path);
+    if (joined.ok()) sets.push_back(*joined);
+    prepared = joined.ok() ? PrepareStudy(args.config, sets, mode, args.force) : Result<PreparedStudy>(joined.status());
+  } else {
+    prepared = PrepareStudy(args.config, sets, mode, args.force);
+  }
   if (!prepared.ok()) {
     for (int rank = 1; rank < transport->size(); ++rank) {
       // The config error is the message; a worker we cannot reach ends with mpirun anyway.
@@ -128,15 +179,33 @@ int RunCoordinator(const RunArgs& args, MpiJob* job) {
   const SystemClock clock;
   const bool live = args.progress == "live" || (args.progress == "auto" && WatchedOnTerminal());
   Progress progress(stdout, live, config);
-  const std::string shard = config.study.shard.sharded() ? " (shard " + config.study.shard.Name() + " of a sweep of " +
-                                                               std::to_string(config.study.n_trials) + ")"
-                                                         : "";
-  progress.Message("study " + config.study.name + ": " +
-                   std::to_string(ShardSize(config.study.shard, config.study.n_trials)) + " trials" + shard + " on " +
+  // Sharing with the sweep's other files (shards, joined shards): not for population-based training,
+  // whose population lives in one job.
+  std::unique_ptr<SiblingReader> siblings;
+  if (config.study.share_every.count() > 0 && config.sampler.kind != "pbt") {
+    siblings = std::make_unique<SiblingReader>(config);
+  }
+  const bool shared_budget = siblings && !ShardsPartitionSweep(config.sampler.kind);
+  const std::string shard =
+      !config.study.shard.part() ? ""
+      : shared_budget
+          ? " (shard " + config.study.shard.Name() + ", sharing the sweep's " + std::to_string(config.study.n_trials) +
+                " with its other files every " + FormatDuration(config.study.share_every) + ")"
+          : " (shard " + config.study.shard.Name() + " of a sweep of " + std::to_string(config.study.n_trials) + ")";
+  const std::int64_t planned =
+      shared_budget ? config.study.n_trials : ShardSize(config.study.shard, config.study.n_trials);
+  progress.Message("study " + config.study.name + ": " + std::to_string(planned) + " trials" + shard + " on " +
                    std::to_string(transport->size() - 1) + " workers, " + config.sampler.kind + " sampler" +
                    (config.sampler.reason.empty() ? "" : " (" + config.sampler.reason + ")") + ", " +
                    (prepared->prior ? "continuing " : "writing ") + config.study.storage);
   Coordinator coordinator(config, transport, prepared->sampler.get(), &clock, &progress);
+  coordinator.Share(siblings.get());
+  std::map<std::string, std::string> notes;  // root attributes of a new study file
+  for (const WarmStartFile& file : prepared->warm_start) {
+    progress.Message("warm start: " + file.Summary());
+    notes["warm_start"] += file.Summary() + "\n";
+  }
+  coordinator.WarmStart(prepared->warm_start);
   ReportInput report_base;  // the rows so far, for a report rewritten during the run
   if (config.study.report_every && prepared->prior) report_base = ReportInputFrom(*prepared->prior);
   if (prepared->prior) coordinator.Resume(std::move(prepared->prior->trials), prepared->prior->intermediate);
@@ -149,7 +218,7 @@ int RunCoordinator(const RunArgs& args, MpiJob* job) {
   Result<RunSummary> summary = coordinator.Run(
       [&]() -> Result<std::unique_ptr<StudyStore>> {
         Result<std::unique_ptr<StudyFile>> file = resuming ? StudyFile::Reopen(config.study.storage, config)
-                                                           : StudyFile::Create(config.study.storage, config);
+                                                           : StudyFile::Create(config.study.storage, config, notes);
         if (!file.ok()) return file.status();
         if (!resuming) {  // trial folders of a study whose file is gone belong to no trial of this one
           Result<std::string> moved = MoveAsideStaleTrialFolders(TrialsRoot(config.study));
@@ -187,6 +256,13 @@ int RunCoordinator(const RunArgs& args, MpiJob* job) {
     std::printf("no trial completed; see the reasons with: cleansweep show %s\n", config.study.storage.c_str());
   }
   if (!summary->stopped_early.empty()) std::printf("stopped early: %s\n", summary->stopped_early.c_str());
+  if (summary->sweep_trials >= 0 && siblings && !siblings->files().empty()) {
+    std::vector<double> ms = summary->share_ms;
+    std::sort(ms.begin(), ms.end());
+    std::printf("sweep: %lld trials known across %zu study files; %zu reads of the other files, median %.1f ms\n",
+                static_cast<long long>(summary->sweep_trials), siblings->files().size() + 1, ms.size(),
+                ms.empty() ? 0.0 : NearestRankQuantile(ms, 0.5));
+  }
   std::printf("study file: %s\n", config.study.storage.c_str());
   if (std::vector<double> ms = summary->commit_ms; !ms.empty()) {
     std::sort(ms.begin(), ms.end());

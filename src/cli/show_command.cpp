@@ -215,9 +215,15 @@ int ShowCommand(const ShowArgs& args) {
   const std::string why = c.sampler.kind == study->sampler && !c.sampler.reason.empty() ? "; " + c.sampler.reason : "";
   std::printf("sampler %s (seed %lld%s), created %s by cleansweep %s\n", study->sampler.c_str(), study->seed,
               why.c_str(), study->created.c_str(), study->cleansweep_version.c_str());
-  if (c.study.shard.sharded()) {
-    std::printf("shard %s of a sweep of %lld trials (join the shards with cleansweep merge)\n",
-                c.study.shard.Name().c_str(), static_cast<long long>(c.study.n_trials));
+  if (c.study.shard.part()) {
+    std::printf("shard %s of a sweep of %lld trials (%s; join the shards with cleansweep merge)\n",
+                c.study.shard.Name().c_str(), static_cast<long long>(c.study.n_trials),
+                c.study.share_every.count() > 0 ? "shared with the sweep's other files" : "not shared");
+  }
+  if (!study->warm_start.empty()) {
+    std::printf("warm start (history for the sampler, not trials of this study):\n");
+    std::istringstream lines(study->warm_start);
+    for (std::string line; std::getline(lines, line);) std::printf("  %s\n", ForTerminal(line).c_str());
   }
   if (!study->merged_from.empty()) {
     std::printf("merged from:\n");

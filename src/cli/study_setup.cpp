@@ -63,7 +63,17 @@ Result<PreparedStudy> PrepareStudy(const std::string& path, const std::vector<st
         path + ": " + (config->study.trials_dir.empty() ? "study.storage" : "study.trials_dir") + ": " + existing +
         " cannot hold the trial folders " + trials_root + " (" + why + "); choose another study.trials_dir");
   }
-  const bool exists = std::filesystem::exists(storage, ec);
+  // A joined shard's file exists from the start: the empty claim that gave it its index.
+  const bool claim = config->study.shard.joined && std::filesystem::is_regular_file(storage, ec) &&
+                     std::filesystem::file_size(storage, ec) == 0 && !ec;
+  const bool exists = std::filesystem::exists(storage, ec) && !claim;
+  if (config->study.shard.joined && (ShardsPartitionSweep(config->sampler.kind) || config->sampler.kind == "pbt")) {
+    return Status::InvalidInput(
+        path + ": --join: a " + config->sampler.kind + " sweep has no trials to share out to a joined shard (" +
+        (config->sampler.kind == "pbt" ? "population-based training runs one population in one job"
+                                       : "random, grid and sobol shards run an exact part of the trial list each") +
+        "); run it with --shard K/N, or choose a model-based sampler (tpe, gp, cmaes, nsga2)");
+  }
   if (mode == StudyMode::kNew && exists) {
     return Status::InvalidInput(path + ": study.storage: " + storage +
                                 " already exists; continue it with --resume (or: cleansweep resume " + storage +
@@ -93,6 +103,25 @@ Result<PreparedStudy> PrepareStudy(const std::string& path, const std::vector<st
     // Fail early if another coordinator holds it (the lock is taken for good when the file opens).
     Result<StudyLock> lock = StudyLock::Acquire(storage);
     if (!lock.ok()) return lock.status();
+  }
+  if (!config->study.warm_start.empty()) {
+    const std::string sweep_name = std::filesystem::path(SweepStoragePath(storage)).filename().string();
+    for (const std::string& earlier : config->study.warm_start) {
+      std::int64_t index = -1;
+      const std::filesystem::path p(earlier);
+      if (std::filesystem::equivalent(
+              p.parent_path().empty() ? "." : p.parent_path(),
+              std::filesystem::path(storage).parent_path().empty() ? "." : std::filesystem::path(storage).parent_path(),
+              ec) &&
+          IsSweepFileName(sweep_name, p.filename().string(), &index)) {
+        return Status::InvalidInput(path + ": study.warm_start: " + earlier +
+                                    " is a file of this sweep, whose trials it shares already (study.share_every); "
+                                    "warm-start from earlier studies only");
+      }
+    }
+    Result<std::vector<WarmStartFile>> warm = ReadWarmStart(*config);
+    if (!warm.ok()) return warm.status().WithContext(path);
+    prepared.warm_start = std::move(*warm);
   }
   prepared.config = std::move(*config);
   prepared.sampler = std::move(*sampler);

@@ -8,6 +8,7 @@
 
 #include "config/study_config.hpp"
 #include "samplers/sampler.hpp"
+#include "study/siblings.hpp"
 #include "study/study_file.hpp"
 
 namespace cleansweep {
@@ -17,6 +18,7 @@ struct PreparedStudy {
   std::unique_ptr<Sampler> sampler;
   std::string program;             // trial.command[0], resolved on this node
   std::optional<StudyData> prior;  // set when continuing an existing study file
+  std::vector<WarmStartFile> warm_start;  // study.warm_start, read and filtered to the space
 };
 
 enum class StudyMode {

@@ -34,11 +34,25 @@ int ValidateCommand(const ValidateArgs& args) {
   std::printf("study     %s: %s, %lld trials", c.study.name.c_str(), c.study.DescribeMetrics().c_str(),
               static_cast<long long>(c.study.n_trials));
   if (c.study.time_budget) std::printf(", time budget %s", FormatDuration(*c.study.time_budget).c_str());
-  if (c.study.shard.sharded()) {
+  const bool model_based = !ShardsPartitionSweep(c.sampler.kind) && c.sampler.kind != "pbt";
+  if (c.study.shard.sharded() && !(model_based && c.study.share_every.count() > 0)) {
     std::printf("\nshard     %s: %lld of the %lld trials", c.study.shard.Name().c_str(),
                 static_cast<long long>(ShardSize(c.study.shard, c.study.n_trials)),
                 static_cast<long long>(c.study.n_trials));
+  } else if (c.study.shard.part()) {
+    std::printf("\nshard     %s: shares the sweep's %lld trials with its other files", c.study.shard.Name().c_str(),
+                static_cast<long long>(c.study.n_trials));
   }
+  if (c.sampler.kind == "pbt" || c.study.share_every.count() == 0) {
+    std::printf("\nsharing   none: %s",
+                c.sampler.kind == "pbt" ? "population-based training runs in one job" : "study.share_every is 0");
+  } else {
+    std::printf("\nsharing   reads the sweep's other study files every %s%s",
+                FormatDuration(c.study.share_every).c_str(),
+                model_based ? " (their trials are history, pending trials and part of n_trials)"
+                            : " (for stop_when; random, grid and sobol shards keep their exact part of the list)");
+  }
+  for (const WarmStartFile& file : prepared->warm_start) std::printf("\nwarm start %s", file.Summary().c_str());
   std::error_code ec;
   std::printf("\nstorage   %s%s\n", c.study.storage.c_str(),
               std::filesystem::exists(c.study.storage, ec) ? " (exists: run --resume continues it)" : "");

@@ -141,9 +141,10 @@ Status ParseConstraints(const YamlReader& r, const YAML::Node& node, StudyOption
 
 Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out) {
   if (!node) return r.Error(node, "study", "missing: a config needs a `study:` section with at least a name");
-  CS_RETURN_IF_ERROR(r.CheckKeys(node, "study",
-                                 {"name", "direction", "metric", "metrics", "constraints", "n_trials", "time_budget",
-                                  "stop_when", "storage", "shard", "report_every", "trials_dir"}));
+  CS_RETURN_IF_ERROR(
+      r.CheckKeys(node, "study",
+                  {"name", "direction", "metric", "metrics", "constraints", "n_trials", "time_budget", "stop_when",
+                   "storage", "shard", "report_every", "trials_dir", "share_every", "warm_start"}));
   if (!node["name"]) return r.Error(node, "study.name", "missing: every study needs a name");
   Result<std::string> name = r.String(node["name"], "study.name");
   if (!name.ok()) return name.status();
@@ -199,6 +200,28 @@ Status ParseStudy(const YamlReader& r, const YAML::Node& node, StudyOptions* out
     if (!shard.ok()) return study.Error("shard", shard.status().message());
     out->shard = *shard;
     out->storage = ShardStoragePath(out->storage, out->shard);
+  }
+  CS_RETURN_IF_ERROR(study.Read("share_every", &out->share_every));
+  if (study.Has("warm_start")) {
+    const YAML::Node list = node["warm_start"];
+    if (!list.IsSequence() && !list.IsScalar()) {
+      return study.Error("warm_start", "must be a study file or a list of them, e.g. [results/earlier.h5]");
+    }
+    const auto add = [&](const YAML::Node& item) -> Status {
+      Result<std::string> path = r.String(item, "study.warm_start");
+      if (!path.ok()) return path.status();
+      if (path->empty()) return r.Error(item, "study.warm_start", "must be study file paths, not empty text");
+      if (std::find(out->warm_start.begin(), out->warm_start.end(), *path) != out->warm_start.end()) {
+        return r.Error(item, "study.warm_start", "names " + *path + " twice");
+      }
+      out->warm_start.push_back(*path);
+      return Status::Ok();
+    };
+    if (list.IsScalar()) {
+      CS_RETURN_IF_ERROR(add(list));
+    } else {
+      for (const YAML::Node& item : list) CS_RETURN_IF_ERROR(add(item));
+    }
   }
   return Status::Ok();
 }

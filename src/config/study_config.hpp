@@ -62,6 +62,12 @@ struct StudyOptions {  // study:
   Shard shard;                         // this run's part of the sweep (--shard K/N); storage gets "-shard-K-of-N"
   std::optional<Millis> report_every;  // rewrite the HTML report (<storage>.html) this often during a run
   std::string trials_dir;              // where NAME.trials/ goes; empty: beside the study file
+  // How often the coordinator of a sweep's study file reads the other files of its sweep (shards,
+  // joined shards: study/siblings.hpp); 0 never does, and each shard is a search of its own.
+  Millis share_every = Millis(30'000);
+  // Earlier study files whose finished trials the sampler starts from (history, not trials of
+  // this study); paths as given, relative to the working folder like study.storage.
+  std::vector<std::string> warm_start;
 
   std::vector<Constraint> constraints;
 

@@ -138,9 +138,101 @@ Millis Coordinator::UntilBudget() const {
   return left_s <= 0 ? Millis(0) : Millis(static_cast<Millis::rep>(std::ceil(left_s * 1e3)));
 }
 
-bool Coordinator::Room() const {
-  const auto open = static_cast<std::int64_t>(history_.running.size()) + ledger_.rerun_count() + ledger_.paused_count();
-  return ledger_.finished() + open < target_;
+std::int64_t Coordinator::OwnRunning() const {
+  return static_cast<std::int64_t>(history_.running.size() - shared_running_.size());
+}
+
+std::int64_t Coordinator::Taken() const {
+  return ledger_.finished() + OwnRunning() + ledger_.rerun_count() + ledger_.paused_count() +
+         (shared_budget_ ? shared_taken_ : 0);
+}
+
+bool Coordinator::Room() const { return Taken() < target_; }
+
+void Coordinator::Share(SiblingSource* siblings) {
+  siblings_ = siblings;
+  if (!siblings_ || ShardsPartitionSweep(config_.sampler.kind)) return;
+  // The sweep's n_trials, not this shard's part of the list: the shards between them draw it.
+  shared_budget_ = true;
+  target_ = config_.study.n_trials;
+  if (const auto capacity = sampler_->Capacity(); capacity && *capacity < target_) target_ = *capacity;
+}
+
+std::int64_t Coordinator::ForeignNumber(const std::string& source, std::int64_t number) {
+  const auto [it, added] = source_ids_.emplace(source, static_cast<std::int64_t>(source_ids_.size()));
+  return -((it->second + 1) << 32) - 1 - number;
+}
+
+std::string Coordinator::TrialName(std::int64_t number) const {
+  if (number >= 0) return "trial " + std::to_string(number);
+  const auto it = foreign_names_.find(number);
+  return it == foreign_names_.end() ? "a trial of another shard" : it->second;
+}
+
+void Coordinator::WarmStart(const std::vector<WarmStartFile>& files) {
+  for (const WarmStartFile& file : files) {
+    for (const TrialRecord& r : file.used) {
+      TrialRecord evidence = r;
+      evidence.number = ForeignNumber("warm start " + file.path, r.number);
+      evidence.retry_of = -1;
+      history_.finished.push_back(std::move(evidence));
+      ++warm_trials_;
+    }
+  }
+}
+
+Status Coordinator::ReadSiblings() {
+  const double began = clock_->Now();
+  const SiblingSource::Scan scan = siblings_->Read();
+  summary_.share_ms.push_back((clock_->Now() - began) * 1e3);
+  for (const std::string& line : scan.warnings) progress_->Message("warning: sharing: " + line);
+  if (!scan.changed) return Status::Ok();
+  for (const std::int64_t key : shared_running_) history_.running.erase(key);
+  shared_running_.clear();
+  shared_taken_ = 0;
+  std::int64_t live = 0, finished = 0;
+  for (const auto& [path, file] : siblings_->files()) {
+    live += file.live ? 1 : 0;
+    std::set<std::int64_t> retried;  // trials a later attempt replaced: the chain counts once
+    for (const TrialRecord& r : file.trials) {
+      if (r.retry_of >= 0) retried.insert(r.retry_of);
+    }
+    for (const TrialRecord& r : file.trials) {
+      const std::int64_t key = ForeignNumber(path, r.number);
+      const bool open = r.state == TrialState::kRunning || r.state == TrialState::kPaused;
+      if (open || r.state == TrialState::kInterrupted) {
+        // A killed shard's RUNNING rows run nowhere: they run again when it resumes.
+        if (!file.live) continue;
+        ++shared_taken_;
+        if (open) {
+          history_.running[key] = r.params;
+          shared_running_.push_back(key);
+        }
+        continue;
+      }
+      ++finished;
+      if (!retried.count(r.number)) ++shared_taken_;
+      if (!shared_seen_.insert(key).second) continue;
+      foreign_names_[key] = "trial " + std::to_string(r.number) + " of " + path;
+      TrialRecord evidence = r;
+      evidence.number = key;
+      evidence.retry_of = -1;
+      // Its chain's retries are its shard's business: here every outcome is final.
+      sweep_ledger_.Settle(evidence, config_.trial.retries, false);
+      history_.finished.push_back(std::move(evidence));
+    }
+  }
+  const auto files = static_cast<std::int64_t>(siblings_->files().size());
+  if (files != shared_files_ || live != shared_live_) {
+    progress_->Message("sharing: " + std::to_string(files) + " other files of the sweep (" + std::to_string(live) +
+                       " running), " + std::to_string(finished) + " trials finished there" +
+                       (shared_budget_ ? "; the sweep has " + std::to_string(Taken()) + " of its " +
+                                             std::to_string(target_) + " trials"
+                                       : std::string()));
+    shared_files_ = files;
+    shared_live_ = live;
+  }
+  return CheckStopWhen();
 }
 
 bool Coordinator::FreshLeft() const {
@@ -149,7 +241,7 @@ bool Coordinator::FreshLeft() const {
 
 // Once study.stop_when is met, trials that would run again (interrupted, retries) are not work left.
 bool Coordinator::WorkLeft() const {
-  return (ledger_.HasRerun() && stop_when_reason_.empty()) || !history_.running.empty() || FreshLeft() ||
+  return (ledger_.HasRerun() && stop_when_reason_.empty()) || OwnRunning() > 0 || FreshLeft() ||
          Promotable().has_value();
 }
 
@@ -184,6 +276,7 @@ Status Coordinator::SettlePaused() {
     }
     curves_[number].state = TrialState::kPruned;
     ledger_.Settle(record, 0);
+    if (siblings_) sweep_ledger_.Settle(record, 0, false);
   }
   promotion_stale_ = true;
   progress_->Message(std::to_string(numbers.size()) +
@@ -194,16 +287,18 @@ Status Coordinator::SettlePaused() {
 Status Coordinator::CheckStopWhen() {
   const StopWhen& when = config_.study.stop_when;
   if (!stop_when_reason_.empty() || (!when.target && !when.no_improvement)) return Status::Ok();
-  const std::optional<TrialRecord>& best = ledger_.best();
+  const TrialLedger& judged = Judged();
+  const std::optional<TrialRecord>& best = judged.best();
   const bool maximize = config_.study.direction == Direction::kMaximize;
   const auto value = [&](double v) { return config_.study.metric + " = " + FormatDouble(v); };
   if (when.target && best && (maximize ? *best->value >= *when.target : *best->value <= *when.target)) {
-    stop_when_reason_ = "the target was reached: trial " + std::to_string(best->number) + " has " +
-                        value(*best->value) + " (study.stop_when.target: " + FormatDouble(*when.target) + ")";
-  } else if (when.no_improvement && ledger_.since_best() >= *when.no_improvement) {
-    const size_t front = ledger_.pareto_front().size();
-    stop_when_reason_ = "no improvement in the last " + std::to_string(ledger_.since_best()) + " trials" +
-                        (best ? " (best: trial " + std::to_string(best->number) + ", " + value(*best->value) + ")"
+    stop_when_reason_ = "the target was reached: " + TrialName(best->number) + " has " + value(*best->value) +
+                        " (study.stop_when.target: " + FormatDouble(*when.target) + ")";
+  } else if (when.no_improvement && judged.since_best() >= *when.no_improvement) {
+    const size_t front = judged.pareto_front().size();
+    stop_when_reason_ = "no improvement in the last " + std::to_string(judged.since_best()) + " trials" +
+                        (siblings_ ? " of the sweep" : "") +
+                        (best        ? " (best: " + TrialName(best->number) + ", " + value(*best->value) + ")"
                          : front > 0 ? " (the Pareto front has " + std::to_string(front) + " trials)"
                                      : std::string(" (none completed)")) +
                         " (study.stop_when.no_improvement: " + std::to_string(*when.no_improvement) + ")";
@@ -212,7 +307,7 @@ Status Coordinator::CheckStopWhen() {
   }
   summary_.stopped_early = stop_when_reason_;
   promotion_stale_ = true;  // paused trials are promoted no more
-  const size_t running = history_.running.size();
+  const std::int64_t running = OwnRunning();
   progress_->Message("stopping early: " + stop_when_reason_ + "; no new trials" +
                      (running > 0 ? ", the " + std::to_string(running) + " running finish" : std::string()));
   return store_ ? store_->RecordStopReason(stop_when_reason_) : Status::Ok();
@@ -260,8 +355,7 @@ Status Coordinator::Dispatch() {
   double batch_ms_each = 0;
   const size_t free_slots = FreeSlots();
   if (sampler_->AsksInBatches() && !ledger_.HasRerun() && !NextPromotion() && free_slots > 1 && MoreFresh()) {
-    const auto open = static_cast<std::int64_t>(history_.running.size()) + ledger_.paused_count();
-    const std::int64_t left = target_ - ledger_.finished() - open;
+    const std::int64_t left = target_ - Taken();
     std::vector<std::int64_t> positions;
     for (std::int64_t i = 0; i < left && positions.size() < free_slots; ++i) {
       const std::int64_t position = ShardPosition(config_.study.shard, fresh_ + i);
@@ -626,8 +720,9 @@ ProgressState Coordinator::State() const {
   ProgressState s;
   s.done = ledger_.finished();
   s.done_before = finished_before_;
-  s.total = std::max(target_, ledger_.finished());
-  s.running = static_cast<std::int64_t>(history_.running.size()) - queued_ - static_cast<std::int64_t>(waiting_.size());
+  // Sharing n_trials: what is left of the sweep's for this shard, as far as it knows.
+  s.total = std::max(shared_budget_ ? target_ - shared_taken_ : target_, ledger_.finished());
+  s.running = OwnRunning() - queued_ - static_cast<std::int64_t>(waiting_.size());
   s.failed = ledger_.finished() - ledger_.complete() - ledger_.pruned();
   if (ledger_.best()) {
     s.best_value = ledger_.best()->value;
@@ -683,7 +778,9 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   promotion_stale_ = true;
   prune_sent_.erase(record.number);
   const auto before = failures_.find(record.number);  // a rerun's chain so far
-  const TrialLedger::Settled settled = ledger_.Settle(record, before == failures_.end() ? 0 : before->second);
+  const int failures_before = before == failures_.end() ? 0 : before->second;
+  const TrialLedger::Settled settled = ledger_.Settle(record, failures_before);
+  if (siblings_) sweep_ledger_.Settle(record, failures_before, false);
   if (before != failures_.end()) failures_.erase(before);
   CS_RETURN_IF_ERROR(WriteFrontChanges());
   CS_RETURN_IF_ERROR(CheckStopWhen());
@@ -735,6 +832,7 @@ std::string Coordinator::EndedShort() const {
   const std::int64_t n_trials = config_.study.n_trials;
   const std::int64_t share = ShardSize(config_.study.shard, n_trials);  // what this run was to finish
   const std::int64_t done = ledger_.finished();
+  if (shared_budget_ && done + shared_taken_ >= target_) return "";  // the sweep's trials are all taken
   if (done >= share) return "";
   const std::string at = "at " + std::to_string(done) + " of " + std::to_string(share) + " trials";
   if (config_.sampler.kind == "pbt") {
@@ -959,6 +1057,7 @@ Status Coordinator::RecordPrior() {
     }
     const bool next_attempt_exists = rerun_done.count(r.number) > 0;
     const TrialLedger::Settled settled = ledger_.Settle(r, failures_before, !next_attempt_exists);
+    if (siblings_) sweep_ledger_.Settle(r, failures_before, false);
     if (!next_attempt_exists) {
       interrupted += settled.fate == TrialLedger::Fate::kInterrupted;
       continuing += settled.fate == TrialLedger::Fate::kInterrupted && r.checkpoint_step >= 0;
@@ -1008,12 +1107,18 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     if (store_) store_->DeferFlush(true);  // group commit: CommitTurn() flushes once per turn
   }
   if (status.ok()) status = RecordPrior();
+  if (status.ok() && warm_trials_ > 0) {
+    progress_->Message("warm start: the sampler starts from " + std::to_string(warm_trials_) +
+                       " trials of earlier studies (history only: not trials of this study)");
+  }
+  if (status.ok() && siblings_) status = ReadSiblings();  // a joiner must know what is taken before it draws
   if (!status.ok()) {
     // The setup failure is what the user needs to see; a Stop that could not be sent adds nothing.
     CS_IGNORE_ERROR(StopAll(StopMsg{"setup failed"}));
     return status;
   }
   started_ = clock_->Now();
+  next_share_ = started_ + static_cast<double>(config_.study.share_every.count()) / 1e3;
   LoopWatchdog watchdog([this](const std::string& line) { progress_->Message(line); }, timing_.watchdog);
   const std::string sampling = "choosing trial parameters (sampler " + config_.sampler.kind + ") and handing them out";
   while (status.ok() && stop_level_ < 2) {
@@ -1027,16 +1132,22 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
       status = StopAll(StopMsg{"the study's time budget was reached"});
       if (!status.ok()) break;
     }
+    if (siblings_ && clock_->Now() >= next_share_) {
+      watchdog.Busy("reading the sweep's other study files (study.share_every)");
+      status = ReadSiblings();
+      next_share_ = clock_->Now() + static_cast<double>(config_.study.share_every.count()) / 1e3;
+      if (!status.ok()) break;
+    }
     watchdog.Busy(sampling);
     status = Dispatch();
     // Nothing runs and nothing will: trials paused at rungs can no longer be promoted.
-    if (status.ok() && history_.running.empty() && ledger_.paused_count() > 0 && !WorkLeft()) {
+    if (status.ok() && OwnRunning() == 0 && ledger_.paused_count() > 0 && !WorkLeft()) {
       watchdog.Busy("ending the trials paused at rungs");
       status = SettlePaused();
     }
     watchdog.Busy("writing this turn's rows to the study file");
     if (status.ok()) status = CommitTurn();  // this turn's results and RUNNING rows, in one flush
-    if (!status.ok() || (history_.running.empty() && !MoreToLaunch())) break;
+    if (!status.ok() || (OwnRunning() == 0 && !MoreToLaunch())) break;
     // Awake at the budget's end, not up to a tick after it: trials stop when the budget says.
     const Millis until_budget = stopping_ ? Millis::max() : UntilBudget();
     const bool budget_next = until_budget < timing_.tick;
@@ -1091,6 +1202,7 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
   summary_.pruned = ledger_.pruned();
   summary_.best = ledger_.best();
   summary_.pareto_front = ledger_.pareto_front();
+  if (siblings_) summary_.sweep_trials = ledger_.finished() + shared_taken_;
   progress_->Finish(State());
   return summary_;
 }

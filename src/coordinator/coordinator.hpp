@@ -19,6 +19,7 @@
 #include "coordinator/trial_ledger.hpp"
 #include "pruners/pruner.hpp"
 #include "samplers/sampler.hpp"
+#include "study/siblings.hpp"
 #include "study/study_store.hpp"
 #include "transport/transport.hpp"
 #include "util/clock.hpp"
@@ -43,6 +44,10 @@ struct RunSummary {
   std::string worker_fault;         // set when a worker could not start trials, which stopped the sweep
   std::vector<double> commit_ms;    // how long each group commit (one flush of the store) took
   std::int64_t committed_rows = 0;  // trial rows those commits made durable
+  // Sharing (study.share_every): the sweep's trials this shard knew of at the end, its own
+  // included (finished, running in live siblings); -1 when it did not share.
+  std::int64_t sweep_trials = -1;
+  std::vector<double> share_ms;  // how long each read of the sibling files took
 };
 
 // Asked from outside (signal handlers) while Run() is going: 1 = stop gracefully, 2 = stop now.
@@ -64,6 +69,17 @@ class Coordinator {
   // the sampler and the pruner; RUNNING ones (the last run was killed) are recorded INTERRUPTED
   // when the store opens, and they, earlier interrupted trials and pending retries run again.
   void Resume(std::vector<TrialRecord> trials, const std::vector<IntermediateValue>& intermediate);
+
+  // Sharing (study.share_every): reads `siblings` before the first trial and every share_every;
+  // their finished trials become the sampler's history, their running ones its pending trials,
+  // and study.stop_when judges the whole sweep. With a model-based sampler their trials also count
+  // against study.n_trials, which then is the sweep's (the shard stops when the trials it knows
+  // of reach it); random, grid and sobol keep their exact part of the trial list. Must outlive Run().
+  void Share(SiblingSource* siblings);
+
+  // study.warm_start: the earlier studies' trials, given to the sampler before any other. They
+  // are history only: no row of this study, not counted against n_trials or by stop_when.
+  void WarmStart(const std::vector<WarmStartFile>& files);
 
   // Checked every tick while the study runs (the CLI turns signals into requests).
   void SetStopPoll(StopPoll poll) { stop_poll_ = std::move(poll); }
@@ -163,6 +179,21 @@ class Coordinator {
   void Unpin(std::int64_t child);  // `child` has started: it no longer needs its parent's checkpoint
   bool MoreToLaunch() const;
   bool MoreFresh() const;
+  // This shard's trials out on workers (history_.running also holds the siblings' running ones).
+  std::int64_t OwnRunning() const;
+  // Trials that count against n_trials: this shard's final, running, paused and to run again,
+  // and with a shared budget the siblings'.
+  std::int64_t Taken() const;
+  // Sharing: reads the sibling files again and brings history_, the sweep's ledger and the
+  // budget up to date; warnings and what changed go to the progress output.
+  Status ReadSiblings();
+  // The number a trial of another file (a sibling, a warm-start study) has in history_: negative,
+  // so that it never meets one of this study's; one per (file, trial).
+  std::int64_t ForeignNumber(const std::string& source, std::int64_t number);
+  // "trial 12" for this study's trials, "trial 12 of PATH" for a sibling's.
+  std::string TrialName(std::int64_t number) const;
+  // The ledger stop_when judges: the sweep's when sharing, else this study's.
+  const TrialLedger& Judged() const { return siblings_ ? sweep_ledger_ : ledger_; }
   bool Room() const;       // the study may take one more trial (n_trials counts every trial)
   bool FreshLeft() const;  // trials not yet started that the study still wants, a stop request aside
   // Trials running, to rerun or not yet started, a stop request aside: false once the study is done.
@@ -241,6 +272,19 @@ class Coordinator {
   std::map<std::int64_t, Gang> gangs_;    // running gang trials
   std::deque<TrialRecord> waiting_;       // drawn, waiting for workers, oldest first
   std::unique_ptr<GangPlanner> planner_;  // null without gangs
+  // Sharing (Share()) and warm starts (WarmStart()).
+  SiblingSource* siblings_ = nullptr;
+  bool shared_budget_ = false;  // the siblings' trials count against n_trials (model-based samplers)
+  double next_share_ = 0;       // when to read the siblings next (clock time)
+  std::map<std::string, std::int64_t> source_ids_;  // file -> its block of ForeignNumber()s
+  std::map<std::int64_t, std::string> foreign_names_;
+  std::set<std::int64_t> shared_seen_;                 // sibling trials given to history_.finished
+  std::vector<std::int64_t> shared_running_;           // sibling trials in history_.running now
+  std::int64_t shared_taken_ = 0;                      // sibling trials that count against n_trials
+  std::int64_t shared_files_ = -1, shared_live_ = -1;  // as last reported
+  std::int64_t warm_trials_ = 0;
+  TrialHistory sweep_history_;
+  TrialLedger sweep_ledger_{config_, &sweep_history_};  // this study's and the siblings' outcomes
 };
 
 }  // namespace cleansweep

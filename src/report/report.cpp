@@ -119,6 +119,7 @@ ReportInput ReportInputFrom(const StudyData& study) {
   input.created = study.created;
   input.version = study.cleansweep_version;
   input.seed = study.seed;
+  input.warm_start = study.warm_start;
   input.trials = study.trials;
   input.intermediate = study.intermediate;
   return input;
@@ -137,6 +138,7 @@ std::string RenderReport(const ReportInput& input) {
                    {"metric", c.study.metric},
                    {"sampler", input.sampler.empty() ? c.sampler.kind : input.sampler},
                    {"seed", input.seed},
+                   {"warm_start", input.warm_start},
                    {"pruner", c.pruner.kind},
                    {"created", input.created},
                    {"version", input.version},

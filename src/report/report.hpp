@@ -20,6 +20,7 @@ struct ReportInput {
   std::string path;  // the study file, for the header
   std::string sampler, created, version;
   long long seed = 0;
+  std::string warm_start;  // the study file's warm_start attribute
   std::vector<TrialRecord> trials;
   std::vector<IntermediateValue> intermediate;
   int refresh_seconds = 0;  // > 0: the page reloads itself this often (the sweep is running)

@@ -7,47 +7,28 @@
 #include "study/study_differences.hpp"
 
 namespace cleansweep {
-namespace {
-
-// What must agree between shards besides the search space and objective, as "key: value".
-std::vector<std::pair<std::string, std::string>> SweepIdentity(const StudyConfig& c) {
-  return {{"study.name", c.study.name},
-          {"study.n_trials", std::to_string(c.study.n_trials)},
-          {"shard count", std::to_string(c.study.shard.count)},
-          {"sampler.kind", c.sampler.kind},
-          {"sampler.seed", std::to_string(c.sampler.seed)},
-          {"enqueue", std::to_string(c.enqueue.size()) + " configurations"}};
-}
-
-}  // namespace
-
 Result<MergedStudy> MergeShards(const std::vector<StudyData>& shards, const std::string& out_path, bool allow_missing) {
   if (shards.empty()) return Status::InvalidInput("merge: no shard files given");
   std::vector<std::string> problems;
   const StudyData& first = shards.front();
   std::map<std::int64_t, const StudyData*> by_index;
+  // A study that jobs joined (run --join) is merged with them: it is part 0 of its sweep.
+  const bool any_joined =
+      std::any_of(shards.begin(), shards.end(), [](const StudyData& d) { return d.config.study.shard.joined; });
   for (const StudyData& shard : shards) {
     const Shard& s = shard.config.study.shard;
-    if (!s.sharded()) {
-      problems.push_back(shard.path + ": not a shard (it was not run with --shard K/N)");
+    if (!s.part() && !any_joined) {
+      problems.push_back(shard.path + ": not a shard (it was not run with --shard K/N or --join)");
       continue;
     }
     if (const auto [it, fresh] = by_index.emplace(s.index, &shard); !fresh) {
       problems.push_back(shard.path + ": shard " + s.Name() + " again (also " + it->second->path + ")");
     }
     if (&shard != &first) {
-      const auto want = SweepIdentity(first.config), have = SweepIdentity(shard.config);
-      for (size_t i = 0; i < want.size(); ++i) {
-        if (want[i] != have[i]) {
-          problems.push_back(shard.path + ": " + have[i].first + " is " + have[i].second + ", but " + first.path +
-                             " has " + want[i].second);
-        }
-      }
-      bool breaking = false;
-      StudyConfig other = shard.config;
-      other.study.shard = first.config.study.shard;  // shard indexes differ by design
-      for (const std::string& line : StudyDifferences(first.config, other, &breaking)) {
-        problems.push_back(shard.path + ": differs from " + first.path + ": " + line);
+      // An array's shards agree on their count; joined shards (run --join) join any array.
+      const bool both_array = !s.joined && !first.config.study.shard.joined;
+      for (const std::string& line : SweepDifferences(first.config, first.path, shard.config, both_array)) {
+        problems.push_back(shard.path + ": " + line);
       }
     }
     const auto running = std::count_if(shard.trials.begin(), shard.trials.end(),
@@ -59,13 +40,17 @@ Result<MergedStudy> MergeShards(const std::vector<StudyData>& shards, const std:
                          shard.path + ")");
     }
   }
+  std::int64_t array_count = 0;  // the job array's N; joined shards come on top of it
+  for (const StudyData& shard : shards) {
+    if (!shard.config.study.shard.joined) array_count = std::max(array_count, shard.config.study.shard.count);
+  }
   if (problems.empty() && !allow_missing) {
     std::string missing;
-    for (std::int64_t k = 0; k < first.config.study.shard.count; ++k) {
+    for (std::int64_t k = 0; k < array_count; ++k) {
       if (!by_index.count(k)) missing += (missing.empty() ? "" : ", ") + std::to_string(k);
     }
     if (!missing.empty()) {
-      problems.push_back("shards " + missing + " of " + std::to_string(first.config.study.shard.count) +
+      problems.push_back("shards " + missing + " of " + std::to_string(array_count) +
                          " are missing; give their files too, or --allow-missing to merge these alone");
     }
   }

@@ -82,4 +82,30 @@ std::vector<std::string> StudyDifferences(const StudyConfig& stored, const Study
   return out;
 }
 
+std::vector<std::string> SweepDifferences(const StudyConfig& a, const std::string& a_path, const StudyConfig& b,
+                                          bool shard_count) {
+  const auto identity = [&](const StudyConfig& c) -> std::vector<std::pair<std::string, std::string>> {
+    return {{"study.name", c.study.name},
+            {"study.n_trials", std::to_string(c.study.n_trials)},
+            {"shard count", shard_count ? std::to_string(c.study.shard.count) : ""},
+            {"sampler.kind", c.sampler.kind},
+            {"sampler.seed", std::to_string(c.sampler.seed)},
+            {"enqueue", std::to_string(c.enqueue.size()) + " configurations"}};
+  };
+  std::vector<std::string> problems;
+  const auto want = identity(a), have = identity(b);
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] != have[i]) {
+      problems.push_back(have[i].first + " is " + have[i].second + ", but " + a_path + " has " + want[i].second);
+    }
+  }
+  bool breaking = false;
+  StudyConfig other = b;
+  other.study.shard = a.study.shard;  // shard indexes differ by design
+  for (const std::string& line : StudyDifferences(a, other, &breaking)) {
+    problems.push_back("differs from " + a_path + ": " + line);
+  }
+  return problems;
+}
+
 }  // namespace cleansweep

@@ -14,4 +14,12 @@ namespace cleansweep {
 // `breaking` is set when a difference changes the study file's columns, which no force allows.
 std::vector<std::string> StudyDifferences(const StudyConfig& stored, const StudyConfig& now, bool* breaking);
 
+// Why two study files are not parts of one sweep, one line each, naming `b_path`'s value first
+// ("study.n_trials is 200, but A has 100"); empty when they are. Parts of one sweep share the
+// name, n_trials, sampler kind and seed, the enqueued configurations' count, the objective and
+// the search space; they differ in study.shard, and the array's shard count may differ from a
+// joined shard's (`shard_count`: whether it must agree too, as for merging an array alone).
+std::vector<std::string> SweepDifferences(const StudyConfig& a, const std::string& a_path, const StudyConfig& b,
+                                          bool shard_count);
+
 }  // namespace cleansweep

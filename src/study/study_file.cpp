@@ -302,7 +302,11 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, co
                                 ": a study file already exists here; continue it with --resume, choose another "
                                 "study.storage or study.name, or move the old file away");
   };
-  if (std::filesystem::exists(path, ec)) return exists();
+  // A joined shard (run --join) claimed its index with an empty file (ClaimStudyFile): that one
+  // is ours to fill; anything else at the path is another study's.
+  const bool claimed = config.study.shard.joined && std::filesystem::is_regular_file(path, ec) &&
+                       std::filesystem::file_size(path, ec) == 0 && !ec;
+  if (!claimed && std::filesystem::exists(path, ec)) return exists();
   std::unique_ptr<Impl> file = Impl::Make(path, std::move(*lock), config);
   // The file is made under a hidden name beside it and renamed into place once SWMR writing has
   // started. A reader that waits for the study file (a monitoring loop, `watch cleansweep show`)
@@ -331,7 +335,10 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, co
     file->attempts = std::move(*attempts);
     CS_RETURN_IF_ERROR(file->StartSwmr());
     // Never over a file another program put at the path meanwhile (the study lock binds only us).
-    if (Status moved = RenameNoReplace(staging, path); !moved.ok()) {
+    if (claimed) {
+      std::filesystem::rename(staging, path, ec);  // over the empty claim, in one step
+      if (ec) return Status::IoError(path + ": cannot put the study file in place: " + ec.message());
+    } else if (Status moved = RenameNoReplace(staging, path); !moved.ok()) {
       return moved.code() == Status::Code::kInvalidInput ? exists() : moved;
     }
     SyncFolder(target.parent_path());  // the name as durable as the file's first flush

@@ -62,6 +62,8 @@ struct StudyData {
   std::string created;      // ISO 8601, UTC
   std::string merged_from;  // written by cleansweep merge: "K/N PATH (T trials)" per shard; else ""
   std::string stop_reason;  // why its last run ended before n_trials unstopped (stop_when, PBT, grid); else ""
+  // study.warm_start as the study was created with it: "PATH: U of T trials (...)" per file; else "".
+  std::string warm_start;
   std::string config_history = "[]";  // JSON list of the resumes that changed the config (study-format.md)
   std::vector<TrialRecord> trials;
   std::vector<IntermediateValue> intermediate;

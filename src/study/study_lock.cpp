@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <ctime>
+#include <thread>
 
 namespace cleansweep {
 
@@ -17,7 +19,12 @@ Result<StudyLock> StudyLock::Acquire(const std::string& study_path) {
   if (!lock.fd_.valid()) {
     return Status::IoError(lock.path_ + ": cannot create the study's lock file: " + std::strerror(errno));
   }
-  const int rc = RetryOnEintr([&] { return ::flock(lock.fd_.get(), LOCK_EX | LOCK_NB); });
+  int rc = RetryOnEintr([&] { return ::flock(lock.fd_.get(), LOCK_EX | LOCK_NB); });
+  // A sibling shard's HeldNow() holds a shared lock for an instant: that is no coordinator.
+  for (int tries = 0; rc != 0 && errno == EWOULDBLOCK && tries < 20; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    rc = RetryOnEintr([&] { return ::flock(lock.fd_.get(), LOCK_EX | LOCK_NB); });
+  }
   if (rc != 0) {
     if (errno != EWOULDBLOCK) {
       return Status::IoError(lock.path_ + ": cannot lock the study (flock: " + std::strerror(errno) +
@@ -54,6 +61,14 @@ Result<StudyLock> StudyLock::Acquire(const std::string& study_path) {
     return Status::IoError(lock.path_ + ": cannot write the lock file: " + std::strerror(errno));
   }
   return lock;
+}
+
+bool StudyLock::HeldNow(const std::string& study_path) {
+  const UniqueFd fd(::open(LockPath(study_path).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return false;  // no lock file: nobody ever held it, or its holder finished
+  if (RetryOnEintr([&] { return ::flock(fd.get(), LOCK_SH | LOCK_NB); }) != 0) return errno == EWOULDBLOCK;
+  ::flock(fd.get(), LOCK_UN);  // a killed holder's file: the kernel let its lock go
+  return false;
 }
 
 StudyLock::~StudyLock() {

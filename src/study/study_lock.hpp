@@ -23,6 +23,10 @@ class StudyLock {
 
   static std::string LockPath(const std::string& study_path) { return study_path + ".lock"; }
 
+  // Whether a coordinator holds `study_path`'s lock now (its run is going on). Probes with a
+  // shared lock it lets go at once; Acquire waits out such a probe rather than refuse.
+  static bool HeldNow(const std::string& study_path);
+
  private:
   std::string path_;
   UniqueFd fd_;

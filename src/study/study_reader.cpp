@@ -557,6 +557,11 @@ Result<StudyData> ReadStudyFileOnce(const std::string& path, std::vector<size_t>
     if (!stop_reason.ok()) return stop_reason.status().WithContext(path);
     study.stop_reason = *stop_reason;
   }
+  if (H5Aexists(f, "warm_start") > 0) {  // files since study.warm_start, when it was used
+    Result<std::string> warm_start = h5::ReadStringAttr(f, "warm_start");
+    if (!warm_start.ok()) return warm_start.status().WithContext(path);
+    study.warm_start = *warm_start;
+  }
   if (H5Aexists(f, "merged_from") > 0) {
     Result<std::string> merged_from = h5::ReadStringAttr(f, "merged_from");
     if (!merged_from.ok()) return merged_from.status().WithContext(path);

@@ -183,7 +183,8 @@ function drawHeader() {
   document.getElementById("meta").textContent =
     `${study.path} · ${metrics.map((m) => `${m.direction} ${m.name}`).join(", ")}` +
     (constraints.length ? ` subject to ${constraints.join(", ")}` : "") + ` · ${study.sampler} sampler (seed ${study.seed}) · ` +
-    `pruner ${study.pruner} · created ${study.created} · report ${study.generated}${running}`;
+    `pruner ${study.pruner} · created ${study.created} · report ${study.generated}${running}` +
+    (study.warm_start ? ` · warm start: ${study.warm_start.trim().split("\n").join("; ")}` : "");
 }
 
 function drawSummary() {
