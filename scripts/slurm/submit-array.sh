@@ -5,6 +5,9 @@
 # e.g. scripts/slurm/submit-array.sh configs/fashion_cnn_gpu.yaml 8 --partition=gpu --time=2:00:00
 # Prints the two job ids. The merged study is the config's study.storage; the shards' files
 # (…-shard-K-of-N.h5) stay next to it. Run from the repository root, or set CLEANSWEEP_HOME.
+# The shards share what they learn (study.share_every, 30 s by default: docs/slurm.md): with a
+# model-based sampler they are one search of n_trials; more jobs can join it later with
+# scripts/slurm/join.sbatch CONFIG. Pass -- --set study.share_every=0 for independent shards.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ $# -ge 2 ] || { echo "usage: submit-array.sh CONFIG N [sbatch options ...] [-- cleansweep run options ...]" >&2; exit 2; }

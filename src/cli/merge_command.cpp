@@ -1,6 +1,7 @@
 // `cleansweep merge OUT SHARD...`: one study file from the study files of a sharded sweep.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -72,9 +73,19 @@ int MergeCommand(const MergeArgs& args) {
   for (const TrialRecord& r : merged->trials) ++states[TrialStateName(r.state)];
   std::string counts;
   for (const auto& [state, n] : states) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + state;
-  std::printf("merged %zu of %lld shards into %s: %zu trials (%s)\n", shards.size(),
-              static_cast<long long>(shards.front().config.study.shard.count), args.output.c_str(),
-              merged->trials.size(), counts.empty() ? "none" : counts.c_str());
+  std::int64_t array = 0, joined = 0;  // a job array's N, and the shards that joined it (run --join)
+  for (const StudyData& shard : shards) {
+    if (shard.config.study.shard.joined) {
+      ++joined;
+    } else {
+      array = std::max(array, shard.config.study.shard.count);
+    }
+  }
+  const std::string what = std::to_string(shards.size() - static_cast<size_t>(joined)) + " of " +
+                           std::to_string(array) + " shards" +
+                           (joined > 0 ? " and " + std::to_string(joined) + " joined" : std::string());
+  std::printf("merged %s into %s: %zu trials (%s)\n", what.c_str(), args.output.c_str(), merged->trials.size(),
+              counts.empty() ? "none" : counts.c_str());
   return kExitOk;
 }
 

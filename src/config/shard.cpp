@@ -45,6 +45,7 @@ Result<Shard> ParseShard(const std::string& text) {
 }
 
 std::int64_t ShardSize(const Shard& shard, std::int64_t total) {
+  if (shard.joined) return total;  // it shares the sweep's n_trials (Coordinator::Share)
   return total > shard.index ? (total - shard.index + shard.count - 1) / shard.count : 0;
 }
 

@@ -37,14 +37,22 @@ struct Shard {
 // (K >= 0, what `run --join` stores). InvalidInput saying what is allowed otherwise.
 Result<Shard> ParseShard(const std::string& text);
 
-// Position in the unsharded trial list of the shard's j-th trial (j from 0).
-inline std::int64_t ShardPosition(const Shard& shard, std::int64_t j) { return shard.index + j * shard.count; }
+// Where a joined shard's proposals count from: past any list (enqueued configurations, grid points).
+inline constexpr std::int64_t kJoinedPositions = std::int64_t{1} << 40;
+
+// Position in the unsharded trial list of the shard's j-th trial (j from 0); a joined shard's lie
+// past the list, so it never takes an enqueued configuration (those are the array's).
+inline std::int64_t ShardPosition(const Shard& shard, std::int64_t j) {
+  return shard.joined ? kJoinedPositions + j : shard.index + j * shard.count;
+}
 
 // How many of the positions [0, total) belong to the shard.
 std::int64_t ShardSize(const Shard& shard, std::int64_t total);
 
 // Whether position `position` belongs to the shard.
-inline bool InShard(const Shard& shard, std::int64_t position) { return position % shard.count == shard.index; }
+inline bool InShard(const Shard& shard, std::int64_t position) {
+  return shard.joined ? position >= kJoinedPositions : position % shard.count == shard.index;
+}
 
 // Whether the sampler `kind` proposes by position, so that shards partition the unsharded sweep.
 bool ShardsPartitionSweep(const std::string& sampler_kind);

@@ -83,3 +83,45 @@ TEST(Shard, TheConfigKeyShardsTheStudyAndItsFile) {
 
 }  // namespace
 }  // namespace cleansweep
+
+namespace cleansweep {
+namespace {
+
+// run --join stores "joined-K": a shard with an index of its own and no part of the trial list.
+TEST(Shard, AJoinedShardHasItsOwnIndexFileAndSeedButNoPartOfTheList) {
+  Result<Shard> joined = ParseShard("joined-9");
+  ASSERT_TRUE(joined.ok()) << joined.status().message();
+  EXPECT_TRUE(joined->joined);
+  EXPECT_EQ(joined->index, 9);
+  EXPECT_FALSE(joined->sharded());
+  EXPECT_TRUE(joined->part());
+  EXPECT_EQ(joined->Name(), "joined-9");
+  EXPECT_EQ(ShardStoragePath("results/s.h5", *joined), "results/s-shard-9.h5");
+  EXPECT_EQ(ShardStoragePath("results/s-shard-9.h5", *joined), "results/s-shard-9.h5");
+  EXPECT_EQ(ShardSize(*joined, 100), 100);
+  // Even random sampling needs its own seed there, or it would repeat the sweep's first trials.
+  EXPECT_NE(ShardSeed("random", 7, *joined), 7u);
+  EXPECT_FALSE(ParseShard("joined-").ok());
+  EXPECT_FALSE(ParseShard("joined--1").ok());
+}
+
+TEST(Shard, EveryFileOfASweepIsKnownByItsName) {
+  EXPECT_EQ(SweepStoragePath("results/s-shard-2-of-8.h5"), "results/s.h5");
+  EXPECT_EQ(SweepStoragePath("results/s-shard-9.h5"), "results/s.h5");
+  EXPECT_EQ(SweepStoragePath("results/s.h5"), "results/s.h5");
+  EXPECT_EQ(SweepStoragePath("results/my-shard-x.h5"), "results/my-shard-x.h5");
+  std::int64_t index = -2;
+  EXPECT_TRUE(IsSweepFileName("s.h5", "s.h5", &index));
+  EXPECT_EQ(index, -1);
+  EXPECT_TRUE(IsSweepFileName("s.h5", "s-shard-3-of-4.h5", &index));
+  EXPECT_EQ(index, 3);
+  EXPECT_TRUE(IsSweepFileName("s.h5", "s-shard-12.h5", &index));
+  EXPECT_EQ(index, 12);
+  EXPECT_FALSE(IsSweepFileName("s.h5", "s-shard-4-of-4.h5", &index));  // K must be below N
+  EXPECT_FALSE(IsSweepFileName("s.h5", "t-shard-1.h5", &index));
+  EXPECT_FALSE(IsSweepFileName("s.h5", "s-shard-1.h5.lock", &index));
+  EXPECT_FALSE(IsSweepFileName("s.h5", ".s-shard-1.h5.creating", &index));
+}
+
+}  // namespace
+}  // namespace cleansweep

@@ -1630,3 +1630,158 @@ TEST(CoordinatorGangs, AStopLeavesWaitingTrialsInterruptedToRunOnResume) {
 
 }  // namespace
 }  // namespace cleansweep
+
+namespace cleansweep {
+namespace {
+
+// A sibling source with fixed files: changed on the first read only.
+class FixedSiblings : public SiblingSource {
+ public:
+  Scan Read() override {
+    Scan scan;
+    scan.changed = reads_++ == 0;
+    scan.warnings = std::exchange(warnings, {});
+    return scan;
+  }
+  const std::map<std::string, SiblingFile>& files() const override { return files_; }
+  void Add(const std::string& path, bool live, std::vector<TrialRecord> trials) {
+    files_[path] = SiblingFile{path, "1/2", live, std::move(trials)};
+  }
+  std::vector<std::string> warnings;
+
+ private:
+  int reads_ = 0;
+  std::map<std::string, SiblingFile> files_;
+};
+
+TrialRecord SiblingTrial(std::int64_t number, TrialState state, double x) {
+  TrialRecord r;
+  r.number = number;
+  r.state = state;
+  r.params = {{"x", ParamValue(x)}, {"n", ParamValue(std::int64_t{1})}};
+  if (state == TrialState::kComplete) r.value = FakeObjective(r.params);
+  return r;
+}
+
+// Records what the coordinator gives the sampler: random proposals, the history seen at each ask.
+class WatchingSampler : public Sampler {
+ public:
+  explicit WatchingSampler(const StudyConfig& config) : inner_(std::move(MakeSampler(config).value())) {}
+  std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) override {
+    finished_seen.push_back(history.finished.size());
+    std::int64_t foreign = 0;
+    for (const auto& [n, params] : history.running) foreign += n < 0 ? 1 : 0;
+    foreign_running_seen.push_back(foreign);
+    return inner_->Ask(number, history);
+  }
+  std::vector<size_t> finished_seen;
+  std::vector<std::int64_t> foreign_running_seen;
+
+ private:
+  std::unique_ptr<Sampler> inner_;
+};
+
+// One search across shards: what a live sibling finished is history, what it runs is pending,
+// and both count against the sweep's n_trials.
+TEST(CoordinatorSharing, ASiblingsTrialsTeachTheSamplerAndCountAgainstTheSweepsBudget) {
+  const StudyConfig config = Config("{name: s, n_trials: 20, shard: 0/2}", "{kind: tpe, seed: 2}");
+  FixedSiblings siblings;
+  std::vector<TrialRecord> trials;
+  for (int i = 0; i < 12; ++i) trials.push_back(SiblingTrial(i, TrialState::kComplete, 0.05 * i));
+  trials.push_back(SiblingTrial(12, TrialState::kFail, 0.7));
+  trials.push_back(SiblingTrial(13, TrialState::kComplete, 0.8));  // a retry of 12: the chain counts once
+  trials.back().retry_of = 12;
+  for (int i = 14; i < 17; ++i) trials.push_back(SiblingTrial(i, TrialState::kRunning, 0.9));
+  siblings.Add("/r/s-shard-1-of-2.h5", true, trials);
+  WatchingSampler sampler(config);
+  Sweep sweep(config, 2);
+  sweep.sampler_override = &sampler;
+  sweep.prepare = [&](Coordinator& c) { c.Share(&siblings); };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  // 12 + the chain of 12 and 13 + 3 running: 16 of 20 are the sibling's.
+  EXPECT_EQ(sweep.store()->trials().size(), 4u);
+  EXPECT_EQ(summary->sweep_trials, 20);
+  ASSERT_FALSE(sampler.finished_seen.empty());
+  EXPECT_GE(sampler.finished_seen.front(), 14u);  // every ended trial of the sibling, the failure too
+  EXPECT_EQ(sampler.foreign_running_seen.front(), 3);
+  EXPECT_NE(sweep.progress_text.find("sharing: 1 other files of the sweep (1 running), 14 trials finished there"),
+            std::string::npos)
+      << sweep.progress_text;
+  EXPECT_TRUE(summary->stopped_early.empty()) << summary->stopped_early;  // the sweep's trials are all taken
+}
+
+// A killed shard's RUNNING rows run nowhere: they neither hold the budget nor pend for the sampler.
+TEST(CoordinatorSharing, ADeadSiblingsRunningRowsAreNeitherPendingNorCounted) {
+  const StudyConfig config = Config("{name: s, n_trials: 20, shard: 0/2}", "{kind: tpe, seed: 2}");
+  FixedSiblings siblings;
+  std::vector<TrialRecord> trials;
+  for (int i = 0; i < 12; ++i) trials.push_back(SiblingTrial(i, TrialState::kComplete, 0.05 * i));
+  for (int i = 12; i < 15; ++i) trials.push_back(SiblingTrial(i, TrialState::kRunning, 0.9));
+  siblings.Add("/r/s-shard-1-of-2.h5", false, trials);
+  WatchingSampler sampler(config);
+  Sweep sweep(config, 2);
+  sweep.sampler_override = &sampler;
+  sweep.prepare = [&](Coordinator& c) { c.Share(&siblings); };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(sweep.store()->trials().size(), 8u);
+  ASSERT_FALSE(sampler.foreign_running_seen.empty());
+  EXPECT_EQ(sampler.foreign_running_seen.front(), 0);
+}
+
+// study.stop_when sees the whole sweep: a sibling that reached the target ends this shard too.
+TEST(CoordinatorSharing, StopWhenJudgesTheWholeSweep) {
+  const StudyConfig config =
+      Config("{name: s, n_trials: 20, shard: 0/2, stop_when: {target: 10.2}}", "{kind: tpe, seed: 2}");
+  FixedSiblings siblings;
+  siblings.Add("/r/s-shard-1-of-2.h5", true, {SiblingTrial(3, TrialState::kComplete, 0.1)});  // 10.1
+  Sweep sweep(config, 2);
+  sweep.prepare = [&](Coordinator& c) { c.Share(&siblings); };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_TRUE(sweep.store()->trials().empty());
+  EXPECT_NE(summary->stopped_early.find("the target was reached: trial 3 of /r/s-shard-1-of-2.h5 has value = 10.1"),
+            std::string::npos)
+      << summary->stopped_early;
+}
+
+// Random, grid and sobol shards run an exact part of the list: sharing does not move it.
+TEST(CoordinatorSharing, PositionalSamplersKeepTheirExactPart) {
+  const StudyConfig config = Config("{name: s, n_trials: 20, shard: 0/2}", "{kind: random, seed: 2}");
+  FixedSiblings siblings;
+  siblings.Add("/r/s-shard-1-of-2.h5", true, {SiblingTrial(0, TrialState::kComplete, 0.1)});
+  siblings.warnings = {"/r/s-shard-2.h5: still being created; skipped, this shard goes on without it"};
+  Sweep sweep(config, 2);
+  sweep.prepare = [&](Coordinator& c) { c.Share(&siblings); };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(sweep.store()->trials().size(), 10u);
+  EXPECT_NE(sweep.progress_text.find("warning: sharing: /r/s-shard-2.h5: still being created"), std::string::npos);
+}
+
+// study.warm_start: earlier trials are the sampler's history, never this study's rows or budget.
+TEST(CoordinatorSharing, WarmStartTrialsAreHistoryOnly) {
+  const StudyConfig config = Config("{name: s, n_trials: 6}", "{kind: tpe, seed: 2}");
+  WarmStartFile earlier;
+  earlier.path = "old.h5";
+  for (int i = 0; i < 9; ++i) earlier.used.push_back(SiblingTrial(i, TrialState::kComplete, 0.1 * i));
+  WatchingSampler sampler(config);
+  Sweep sweep(config, 1);
+  sweep.sampler_override = &sampler;
+  sweep.prepare = [&](Coordinator& c) { c.WarmStart({earlier}); };
+  const SystemClock clock;
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(sweep.store()->trials().size(), 6u);
+  ASSERT_EQ(sampler.finished_seen.size(), 6u);
+  EXPECT_EQ(sampler.finished_seen.front(), 9u);
+  EXPECT_NE(sweep.progress_text.find("warm start: the sampler starts from 9 trials"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cleansweep
