@@ -361,6 +361,47 @@ assert len(inter) == sum(t["param_steps"])
 print("python trials ok")
 PY
     ;;
+  sharing)  # shards that share (issue 38): kill -9 of one, a damaged sibling, its resume, joiners racing
+    toy_config sw 24 "{kind: tpe, seed: 6, n_startup_trials: 4}" "ok" "  sleep: 0.25"
+    sed -i "s|storage: $work/sw.h5}|storage: $work/sw.h5, share_every: 1s}|" sw.yaml
+    printf 'not a study file' > sw-shard-5.h5  # a damaged sibling: skipped with one warning
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run sw.yaml --shard 0/2 --progress lines > s0.txt 2>&1 &
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run sw.yaml --shard 1/2 --progress lines > s1.txt 2>&1 &
+    s1=$!
+    for _ in $(seq 300); do grep -q "^\[.*\] trial 2 " s0.txt 2>/dev/null && break; sleep 0.1; done
+    pkill -9 -f "cleansweep run sw.yaml --shard 0/2" || fail "no shard 0 to kill"
+    wait $s1 || fail "shard 1 exited $? after its sibling was killed: $(cat s1.txt)"
+    [ "$(grep -c 'sw-shard-5.h5: .*skipped, this shard goes on without it' s1.txt)" = 1 ] ||
+      fail "the damaged sibling is not warned about exactly once: $(cat s1.txt)"
+    /usr/bin/python3 - <<'PY' || fail "after the kill: $(cat s1.txt)"
+import h5py
+def rows(path):
+    with h5py.File(path, "r", swmr=True) as f:
+        return [s.rstrip(b"\0").decode() for s in f["trials"]["state"]]
+dead, live = rows("sw-shard-0-of-2.h5"), rows("sw-shard-1-of-2.h5")
+done = [s for s in dead if s != "RUNNING"]
+assert "RUNNING" in dead and len(done) >= 2, dead
+# shard 1 counted shard 0's committed trials, not its dead RUNNING ones: one budget of 24
+assert len(done) + len(live) >= 24 and len(live) <= 24 - len(done) + 1, (dead, live)
+assert all(s == "COMPLETE" for s in live), live
+PY
+    expect_exit 0 "${mpi[@]}" -np 2 "$bin/cleansweep" resume sw-shard-0-of-2.h5 --progress lines
+    /usr/bin/python3 - <<'PY' || fail "after the resume: $(cat out.txt)"
+import h5py
+with h5py.File("sw-shard-0-of-2.h5", "r", swmr=True) as f:
+    states = [s.rstrip(b"\0").decode() for s in f["trials"]["state"]]
+assert "RUNNING" not in states, states  # its cut-off trials ran again (or stay INTERRUPTED), none lost
+PY
+    # two joiners at once: distinct next indexes (the damaged file holds 5), both end at once
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run sw.yaml --join --progress lines > j1.txt 2>&1 &
+    j1=$!
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run sw.yaml --join --progress lines > j2.txt 2>&1 || fail "joiner: $(cat j2.txt)"
+    wait $j1 || fail "joiner: $(cat j1.txt)"
+    [ -s sw-shard-6.h5 ] && [ -s sw-shard-7.h5 ] || fail "joiners did not take shards 6 and 7: $(ls)"
+    grep -q "the sweep has 2[4-9] of its 24 trials" j1.txt || fail "joiner: $(cat j1.txt)"
+    expect_exit 0 "$bin/cleansweep" merge all.h5 sw-shard-0-of-2.h5 sw-shard-1-of-2.h5 sw-shard-6.h5 sw-shard-7.h5
+    grep -q "merged 2 of 2 shards and 2 joined into all.h5" out.txt || fail "$(cat out.txt)"
+    ;;
   shards)  # run --shard K/N three times and merge: the unsharded sweep; merge refuses what does not fit
     toy_config sh 20 "{kind: sobol, seed: 4}" "ok, fail"
     "${mpi[@]}" -np 3 "$bin/cleansweep" run sh.yaml > whole.txt || fail "unsharded run exited $?"
