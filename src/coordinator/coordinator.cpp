@@ -223,7 +223,8 @@ Status Coordinator::ReadSiblings() {
     }
   }
   const auto files = static_cast<std::int64_t>(siblings_->files().size());
-  if (files != shared_files_ || live != shared_live_) {
+  // Said when the sweep's files come or go; nothing for a study that has none beside it.
+  if ((files != shared_files_ || live != shared_live_) && (files > 0 || shared_files_ > 0)) {
     progress_->Message("sharing: " + std::to_string(files) + " other files of the sweep (" + std::to_string(live) +
                        " running), " + std::to_string(finished) + " trials finished there" +
                        (shared_budget_ ? "; the sweep has " + std::to_string(Taken()) + " of its " +
