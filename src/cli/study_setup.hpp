@@ -16,8 +16,8 @@ namespace cleansweep {
 struct PreparedStudy {
   StudyConfig config;
   std::unique_ptr<Sampler> sampler;
-  std::string program;             // trial.command[0], resolved on this node
-  std::optional<StudyData> prior;  // set when continuing an existing study file
+  std::string program;                    // trial.command[0], resolved on this node
+  std::optional<StudyData> prior;         // set when continuing an existing study file
   std::vector<WarmStartFile> warm_start;  // study.warm_start, read and filtered to the space
 };
 
