@@ -1681,6 +1681,14 @@ class WatchingSampler : public Sampler {
   std::unique_ptr<Sampler> inner_;
 };
 
+// A sharing sweep with `sampler` watching what the coordinator gives it.
+Result<RunSummary> RunSharing(Sweep* sweep, WatchingSampler* sampler, SiblingSource* siblings) {
+  sweep->sampler_override = sampler;
+  sweep->prepare = [siblings](Coordinator& c) { c.Share(siblings); };
+  const SystemClock clock;
+  return sweep->Run(clock);
+}
+
 // One search across shards: what a live sibling finished is history, what it runs is pending,
 // and both count against the sweep's n_trials.
 TEST(CoordinatorSharing, ASiblingsTrialsTeachTheSamplerAndCountAgainstTheSweepsBudget) {
@@ -1695,10 +1703,7 @@ TEST(CoordinatorSharing, ASiblingsTrialsTeachTheSamplerAndCountAgainstTheSweepsB
   siblings.Add("/r/s-shard-1-of-2.h5", true, trials);
   WatchingSampler sampler(config);
   Sweep sweep(config, 2);
-  sweep.sampler_override = &sampler;
-  sweep.prepare = [&](Coordinator& c) { c.Share(&siblings); };
-  const SystemClock clock;
-  Result<RunSummary> summary = sweep.Run(clock);
+  const Result<RunSummary> summary = RunSharing(&sweep, &sampler, &siblings);
   ASSERT_TRUE(summary.ok()) << summary.status().message();
   // 12 + the chain of 12 and 13 + 3 running: 16 of 20 are the sibling's.
   EXPECT_EQ(sweep.store()->trials().size(), 4u);
@@ -1722,10 +1727,7 @@ TEST(CoordinatorSharing, ADeadSiblingsRunningRowsAreNeitherPendingNorCounted) {
   siblings.Add("/r/s-shard-1-of-2.h5", false, trials);
   WatchingSampler sampler(config);
   Sweep sweep(config, 2);
-  sweep.sampler_override = &sampler;
-  sweep.prepare = [&](Coordinator& c) { c.Share(&siblings); };
-  const SystemClock clock;
-  Result<RunSummary> summary = sweep.Run(clock);
+  const Result<RunSummary> summary = RunSharing(&sweep, &sampler, &siblings);
   ASSERT_TRUE(summary.ok()) << summary.status().message();
   EXPECT_EQ(sweep.store()->trials().size(), 8u);
   ASSERT_FALSE(sampler.foreign_running_seen.empty());
