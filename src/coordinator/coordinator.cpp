@@ -151,6 +151,7 @@ bool Coordinator::Room() const { return Taken() < target_; }
 
 void Coordinator::Share(SiblingSource* siblings) {
   siblings_ = siblings;
+  share_interval_ = share_warned_ = static_cast<double>(config_.study.share_every.count()) / 1e3;
   if (!siblings_ || ShardsPartitionSweep(config_.sampler.kind)) return;
   // The sweep's n_trials, not this shard's part of the list: the shards between them draw it.
   shared_budget_ = true;
@@ -181,11 +182,33 @@ void Coordinator::WarmStart(const std::vector<WarmStartFile>& files) {
   }
 }
 
+// A slow file system (a busy NFS server, a Lustre OST under load) must not turn this shard into a
+// reader of other shards' files: reads stay below a tenth of its time, however long they take.
+void Coordinator::PaceSharing(double took) {
+  const double every = static_cast<double>(config_.study.share_every.count()) / 1e3;
+  const double paced = took > every / 10 ? 10 * took : every;
+  const auto text = [](double seconds) { return FormatDuration(Millis(static_cast<Millis::rep>(seconds * 1e3))); };
+  if (paced > every) {
+    if (paced > 1.5 * share_warned_) {  // said again only when the reads grow much slower still
+      progress_->Message("warning: sharing: reading the sweep's other files took " + text(took) +
+                         ", more than a tenth of study.share_every (" + text(every) + "): reading them every " +
+                         text(paced) + " instead (is the file system slow or busy?)");
+      share_warned_ = paced;
+    }
+    share_interval_ = paced;
+  } else if (share_interval_ > every) {
+    progress_->Message("sharing: reading the sweep's other files is fast again: every " + text(every));
+    share_interval_ = share_warned_ = every;
+  }
+}
+
 Status Coordinator::ReadSiblings() {
   const double began = clock_->Now();
   const SiblingSource::Scan scan = siblings_->Read();
-  summary_.share_ms.push_back((clock_->Now() - began) * 1e3);
+  const double took = clock_->Now() - began;
+  summary_.share_ms.push_back(took * 1e3);
   for (const std::string& line : scan.warnings) progress_->Message("warning: sharing: " + line);
+  PaceSharing(took);
   if (!scan.changed) return Status::Ok();
   for (const std::int64_t key : shared_running_) history_.running.erase(key);
   shared_running_.clear();
@@ -1119,7 +1142,7 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     return status;
   }
   started_ = clock_->Now();
-  next_share_ = started_ + static_cast<double>(config_.study.share_every.count()) / 1e3;
+  next_share_ = started_ + share_interval_;
   LoopWatchdog watchdog([this](const std::string& line) { progress_->Message(line); }, timing_.watchdog);
   const std::string sampling = "choosing trial parameters (sampler " + config_.sampler.kind + ") and handing them out";
   while (status.ok() && stop_level_ < 2) {
@@ -1136,7 +1159,7 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     if (siblings_ && clock_->Now() >= next_share_) {
       watchdog.Busy("reading the sweep's other study files (study.share_every)");
       status = ReadSiblings();
-      next_share_ = clock_->Now() + static_cast<double>(config_.study.share_every.count()) / 1e3;
+      next_share_ = clock_->Now() + share_interval_;
       if (!status.ok()) break;
     }
     watchdog.Busy(sampling);

@@ -187,6 +187,7 @@ class Coordinator {
   // Sharing: reads the sibling files again and brings history_, the sweep's ledger and the
   // budget up to date; warnings and what changed go to the progress output.
   Status ReadSiblings();
+  void PaceSharing(double took);  // the next reads' interval, after one that took `took` seconds
   // The number a trial of another file (a sibling, a warm-start study) has in history_: negative,
   // so that it never meets one of this study's; one per (file, trial).
   std::int64_t ForeignNumber(const std::string& source, std::int64_t number);
@@ -276,6 +277,8 @@ class Coordinator {
   SiblingSource* siblings_ = nullptr;
   bool shared_budget_ = false;  // the siblings' trials count against n_trials (model-based samplers)
   double next_share_ = 0;       // when to read the siblings next (clock time)
+  double share_interval_ = 0;   // seconds between two reads: share_every, longer while reads are slow
+  double share_warned_ = 0;     // the interval the last warning about slow reads named
   std::map<std::string, std::int64_t> source_ids_;  // file -> its block of ForeignNumber()s
   std::map<std::int64_t, std::string> foreign_names_;
   std::set<std::int64_t> shared_seen_;                 // sibling trials given to history_.finished

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -42,6 +43,8 @@ SiblingSource::Scan SiblingReader::Read() {
     if (last != why) scan.warnings.push_back(path + ": " + why + "; skipped, this shard goes on without it");
     last = why;
   };
+  // Taken before the first stat(): a write after it leaves a later time on the file.
+  const double scanned_at = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   std::error_code ec;
   std::map<std::string, Seen> now;
   for (fs::directory_iterator it(folder_, ec), end; !ec && it != end; it.increment(ec)) {
@@ -72,10 +75,12 @@ SiblingSource::Scan SiblingReader::Read() {
   for (const auto& [path, seen] : now) {
     const auto before = seen_.find(path);
     const bool same = before != seen_.end() && before->second.size == seen.size &&
-                      before->second.mtime_ns == seen.mtime_ns && before->second.inode == seen.inode && !seen.live &&
-                      !before->second.live;
+                      before->second.mtime_ns == seen.mtime_ns && before->second.inode == seen.inode &&
+                      before->second.live == seen.live &&
+                      before->second.read_at - static_cast<double>(seen.mtime_ns) * 1e-9 >= kSettleSeconds;
     if (same) continue;
     seen_[path] = seen;
+    seen_[path].read_at = scanned_at;
     if (seen.size == 0) {  // claimed by a joiner (ClaimStudyFile) whose file is not written yet
       warn(path, "still being created");
       continue;

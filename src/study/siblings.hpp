@@ -37,11 +37,15 @@ class SiblingSource {
 };
 
 // The sibling files of `config`'s study file (config.study.storage): every file beside it that
-// `IsSweepFileName` puts in its sweep, but itself. A file is read again only when its size, time
-// or inode changed, or while its coordinator runs (its lock is held, and SWMR lets its rows change
-// under an unchanged time on some file systems).
+// `IsSweepFileName` puts in its sweep, but itself. A file is read again only when its size,
+// modification time, inode or liveness changed, or when it was last read less than kSettle after
+// its modification time: a file system that keeps times in whole seconds (or a writer's clock
+// ahead of this node's) could hide a second write of the same size behind an unchanged time, so a
+// recently written file is read once more after it settled. A live sibling that wrote nothing
+// since costs one stat() a read.
 class SiblingReader : public SiblingSource {
  public:
+  static constexpr double kSettleSeconds = 10;
   explicit SiblingReader(const StudyConfig& config);
   Scan Read() override;
   const std::map<std::string, SiblingFile>& files() const override { return files_; }
@@ -52,6 +56,7 @@ class SiblingReader : public SiblingSource {
     std::int64_t mtime_ns = -1;
     std::uint64_t inode = 0;
     bool live = false;
+    double read_at = 0;  // wall-clock seconds of the last read (what its mtime is compared with)
   };
   const StudyConfig& config_;
   std::string folder_;

@@ -1766,6 +1766,73 @@ TEST(CoordinatorSharing, PositionalSamplersKeepTheirExactPart) {
   EXPECT_NE(sweep.progress_text.find("warning: sharing: /r/s-shard-2.h5: still being created"), std::string::npos);
 }
 
+// The wall clock, and whatever the test adds to it.
+class JumpingClock : public Clock {
+ public:
+  double Now() const override { return system_.Now() + offset; }
+  mutable double offset = 0;
+
+ private:
+  SystemClock system_;
+};
+
+// Reads that take as long as `took` says (the first, then the rest), on the jumping clock.
+class SlowSiblings : public FixedSiblings {
+ public:
+  SlowSiblings(JumpingClock* clock, std::vector<double> took) : clock_(clock), took_(std::move(took)) {}
+  Scan Read() override {
+    read_at.push_back(clock_->Now());
+    clock_->offset += took_[std::min(read_at.size() - 1, took_.size() - 1)];
+    return FixedSiblings::Read();
+  }
+  std::vector<double> read_at;  // when each read began
+
+ private:
+  JumpingClock* clock_;
+  std::vector<double> took_;
+};
+
+// A sampler whose every ask lets `step` seconds pass: time for the next read.
+class PassingTimeSampler : public WatchingSampler {
+ public:
+  PassingTimeSampler(const StudyConfig& config, JumpingClock* clock, double step)
+      : WatchingSampler(config), clock_(clock), step_(step) {}
+  std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) override {
+    clock_->offset += step_;
+    return WatchingSampler::Ask(number, history);
+  }
+
+ private:
+  JumpingClock* clock_;
+  double step_;
+};
+
+// A slow file system: a read that takes more than a tenth of share_every spaces the next ones out
+// to ten times its length, with one warning; once reads are fast again, share_every holds again.
+TEST(CoordinatorSharing, SlowReadsOfTheSiblingsAreSpacedOutUntilTheyAreFastAgain) {
+  const StudyConfig config = Config("{name: s, n_trials: 12, shard: 0/2, share_every: 100ms}", "{kind: tpe, seed: 2}");
+  JumpingClock clock;
+  SlowSiblings siblings(&clock, {100.0, 0.0});  // the first read takes 100 s, the others nothing
+  siblings.Add("/r/s-shard-1-of-2.h5", true, {SiblingTrial(0, TrialState::kComplete, 0.1)});
+  PassingTimeSampler sampler(config, &clock, 400.0);  // the third ask is past the 1,000 s
+  Sweep sweep(config, 1);
+  sweep.sampler_override = &sampler;
+  sweep.prepare = [&](Coordinator& c) { c.Share(&siblings); };
+  Result<RunSummary> summary = sweep.Run(clock);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_NE(sweep.progress_text.find("warning: sharing: reading the sweep's other files took 1m40s, more than a "
+                                     "tenth of study.share_every (100ms): reading them every 16m40s instead"),
+            std::string::npos)
+      << sweep.progress_text;
+  // Asks 400 s apart: the second read waits out the 1,000 s; then a read before each ask again.
+  ASSERT_GE(siblings.read_at.size(), 3u);
+  EXPECT_GE(siblings.read_at[1] - (siblings.read_at[0] + 100), 1000.0);
+  EXPECT_LT(siblings.read_at[2] - siblings.read_at[1], 401.0);
+  EXPECT_NE(sweep.progress_text.find("sharing: reading the sweep's other files is fast again: every 100ms"),
+            std::string::npos)
+      << sweep.progress_text;
+}
+
 // study.warm_start: earlier trials are the sampler's history, never this study's rows or budget.
 TEST(CoordinatorSharing, WarmStartTrialsAreHistoryOnly) {
   const StudyConfig config = Config("{name: s, n_trials: 6}", "{kind: tpe, seed: 2}");

@@ -17,6 +17,11 @@
 #                       trials not started are INTERRUPTED; resume after the fix finishes
 #   live_readers        load_study, the h5py example of docs/study-format.md and `cleansweep show` read a
 #                       fast sweep's file in a loop while it is written: not one read fails
+#   sharing_slow        two sharing shards, one reading the other through a slow file system (every read
+#                       waits 15 ms): the reads are spaced out with one warning, the sweep's budget holds
+#   sharing_full        two sharing shards on a tmpfs that fills: each stops (exit 1, one message) or
+#                       finishes, every printed trial in its file; resumes after freeing space finish the
+#                       sweep's one budget (skipped: no mount)
 #   trials_full         study.trials_dir on a full tmpfs: trials still complete, and each says its
 #                       log.txt is incomplete and why (skipped: no mount)
 set -euo pipefail
@@ -265,6 +270,95 @@ PY
     "${mpi[@]}" -np 3 "$bin/cleansweep" resume "$work/t.h5" --progress lines > out2.txt 2>&1 || fail "resume after the fix exited $?: $(tail -5 out2.txt)"
     check_final t.h5 200
     [ -s "$work/scratch/t.trials/199/log.txt" ] || fail "the last trial's log is not under study.trials_dir"
+    ;;
+
+  sharing_slow)  # issue 38: a slow file system under the siblings spaces the reads out; nothing stalls
+    config sl 24 ok
+    sed -i "s#storage: [^}]*}#storage: $work/sl.h5, share_every: 1s}#; s#{kind: random, seed: 11}#{kind: tpe, seed: 11, n_startup_trials: 4}#" sl.yaml
+    # Shard 1 reads shard 0's file through a file system that makes every read wait 15 ms.
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run "$work/sl.yaml" --shard 0/2 --progress lines > s0.txt 2>&1 &
+    s0=$!
+    "${mpi[@]}" -np 2 env LD_PRELOAD="$bin/../lib/libslow_io.so" SLOW_IO_MATCH=sl-shard-0-of-2.h5 SLOW_IO_MS=15 \
+      "$bin/cleansweep" run "$work/sl.yaml" --shard 1/2 --progress lines > s1.txt 2>&1 || fail "shard 1 exited $?: $(cat s1.txt)"
+    wait $s0 || fail "shard 0 exited $?: $(cat s0.txt)"
+    grep -q "warning: sharing: reading the sweep's other files took .*, more than a tenth of study.share_every (1.0s): reading them every .* instead" s1.txt ||
+      fail "no warning about the slow reads: $(grep sharing s1.txt)"
+    # Shard 0's file system is fast (on a busy machine its reads may still be slow, and say so).
+    grep "warning: sharing" s0.txt | grep -qv "reading the sweep's other files took" &&
+      fail "shard 0 warned: $(grep sharing s0.txt)"
+    $py - s1.txt "$work/sl-shard-0-of-2.h5" "$work/sl-shard-1-of-2.h5" <<'PY' || fail "the sweep's budget: $(grep sharing s1.txt)"
+import re, sys, h5py
+done = 0
+for path in sys.argv[2:]:
+    with h5py.File(path, "r", swmr=True) as f:
+        states = [s.decode() for s in f["trials"]["state"]]
+    assert all(s == "COMPLETE" for s in states), (path, states)
+    done += len(states)
+def seconds(text):  # FormatDuration: 850ms, 12.5s, 1m05s
+    m = re.fullmatch(r"(?:(\d+)m)?([\d.]+)(ms|s)", text)
+    return int(m.group(1) or 0) * 60 + float(m.group(2)) / (1000 if m.group(3) == "ms" else 1)
+every = max(seconds(t) for t in re.findall(r"reading them every (\S+) instead", open(sys.argv[1]).read()))
+# One budget of 24, overshot at most by what the other shard's one worker (trials of 0.3 s or
+# more) started within one interval between two reads: shard 1's spaced-out one, shard 0's 1 s.
+bound = 24 + (int(every / 0.3) + 1) + (int(1 / 0.3) + 1)
+assert 24 <= done <= bound, (done, every, bound)
+print("%d trials for a budget of 24; shard 1 read every %.1f s (bound %d)" % (done, every, bound))
+PY
+    ;;
+
+  sharing_full)  # issue 38: two sharing shards on a disk that fills: each stops in order, nothing lost, resume finishes
+    folder=$work/store
+    mkdir -p "$folder"
+    mount -t tmpfs -o size=40m tmpfs "$folder" 2> /dev/null || { echo "SKIP: cannot mount a tmpfs here"; exit 77; }
+    trap 'umount "$folder" 2> /dev/null; cleanup' EXIT
+    dd if=/dev/zero of="$folder/filler" bs=1k count=19000 2> /dev/null  # ~21 MB left: two 8 MiB reserves, then little
+    config fu 300 bigattrs
+    sed -i "s#storage: [^}]*}#storage: $folder/fu.h5, share_every: 500ms}#; s/low: 0.3, high: 1.5/low: 0.04, high: 0.06/; s#{kind: random, seed: 11}#{kind: tpe, seed: 11}#" fu.yaml
+    for k in 0 1; do
+      ( code=0; "${mpi[@]}" -np 2 "$bin/cleansweep" run "$work/fu.yaml" --shard $k/2 --progress lines > s$k.txt 2>&1 || code=$?; echo $code > s$k.code ) &
+    done
+    timeout 120 bash -c 'while [ ! -s s0.code ] || [ ! -s s1.code ]; do sleep 0.2; done' || fail "a shard hangs on the full disk"
+    failed=""
+    for k in 0 1; do
+      code=$(cat s$k.code)
+      case $code in
+        0) ;;
+        1)
+          failed="$failed $k"
+          [ "$(grep -c 'cleansweep: error:' s$k.txt)" = 1 ] || fail "shard $k: expected one error line: $(grep error s$k.txt)"
+          grep -q "cleansweep: error: $folder/fu-shard-$k-of-2.h5: \(cannot reserve\|writing the study file failed\)" s$k.txt ||
+            fail "shard $k: $(grep error s$k.txt)"
+          ;;
+        *) fail "shard $k exited $code: $(tail -20 s$k.txt)" ;;
+      esac
+      grep -q "Segmentation\|core dumped\|MPI_ABORT was invoked" s$k.txt && fail "shard $k crashed: $(tail -20 s$k.txt)"
+      printed=$(grep -c '^\[.*\] trial [0-9]* COMPLETE' s$k.txt || true)
+      $py - "$folder/fu-shard-$k-of-2.h5" "$printed" <<'PY' || fail "shard $k: a trial printed COMPLETE is not in the file"
+import sys, h5py
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    states = [s.decode() for s in f["trials"]["state"]]
+assert states.count("COMPLETE") >= int(sys.argv[2]), (states.count("COMPLETE"), sys.argv[2])
+PY
+    done
+    [ -n "$failed" ] || fail "the disk never filled: both shards finished"
+    echo "shards that stopped on the full disk:$failed"
+    no_trial_left
+    rm -f "$folder/filler"
+    for k in $failed; do
+      "${mpi[@]}" -np 2 "$bin/cleansweep" resume "$folder/fu-shard-$k-of-2.h5" --progress lines > r$k.txt 2>&1 ||
+        fail "resume of shard $k after the fix exited $?: $(grep -v "^\[" r$k.txt | head -8)"
+    done
+    $py - "$folder/fu-shard-0-of-2.h5" "$folder/fu-shard-1-of-2.h5" <<'PY' || fail "the sweep after the resumes"
+import sys, h5py
+done = 0
+for path in sys.argv[1:]:
+    with h5py.File(path, "r", swmr=True) as f:
+        states = [s.decode() for s in f["trials"]["state"]]
+    assert "RUNNING" not in states, (path, states.count("RUNNING"))
+    done += sum(1 for s in states if s != "INTERRUPTED")
+assert 300 <= done <= 304, done  # one budget: the overshoot of the trials started between two reads
+print("%d trials for a budget of 300 after the resumes" % done)
+PY
     ;;
 
   trials_full)  # issue 21: a full disk under the trial folders: logs cut short, and the trials say so

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <ctime>
 #include <fstream>
 
 #include "study/study_file.hpp"
@@ -38,6 +42,12 @@ void WriteStudy(const StudyConfig& config, const std::vector<TrialRecord>& trial
   for (const TrialRecord& r : trials) ASSERT_TRUE((*file)->PutTrial(r).ok());
 }
 
+// Sets `path`'s modification time to `seconds` ago.
+void Age(const std::string& path, int seconds) {
+  const timespec times[2] = {{::time(nullptr) - seconds, 0}, {::time(nullptr) - seconds, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
+}
+
 // A shard reads its siblings and only them: a damaged file, one still being created and one of
 // another sweep are each skipped with one warning, which is not repeated while nothing changes.
 TEST(Siblings, AShardReadsItsSiblingsAndSkipsWhatItCannotTrustWithOneWarning) {
@@ -49,6 +59,9 @@ TEST(Siblings, AShardReadsItsSiblingsAndSkipsWhatItCannotTrustWithOneWarning) {
   std::ofstream(dir.File("s-shard-5.h5")).flush();  // a joiner's claim
   WriteStudy(Shard(dir, "joined-6", {"study.n_trials=41"}), {Trial(0, TrialState::kComplete, 0.3)});
   std::ofstream(dir.File("t-shard-1-of-3.h5")) << "another study's name";
+  for (const char* name : {"s-shard-1-of-3.h5", "s-shard-2-of-3.h5", "s-shard-5.h5", "s-shard-6.h5"}) {
+    Age(dir.File(name), 3600);  // settled: read again only when changed
+  }
   SiblingReader reader(own);
   SiblingSource::Scan scan = reader.Read();
   EXPECT_TRUE(scan.changed);
@@ -85,6 +98,34 @@ TEST(Siblings, ASiblingWhoseCoordinatorRunsIsLive) {
   ASSERT_EQ(reader.files().size(), 1u);
   EXPECT_TRUE(reader.files().begin()->second.live);
   open->reset();  // its run ended
+  EXPECT_TRUE(reader.Read().changed);
+  EXPECT_FALSE(reader.files().begin()->second.live);
+}
+
+// A live sibling is read again when it wrote, and while its last write is recent (a time kept in
+// whole seconds could hide a second write); a live sibling that has settled costs a stat().
+TEST(Siblings, ALiveSiblingIsReadAgainWhenItWroteOrWroteRecently) {
+  TempDir dir;
+  const StudyConfig own = Shard(dir, "0/2");
+  const StudyConfig other = Shard(dir, "1/2");
+  Result<std::unique_ptr<StudyFile>> open = StudyFile::Create(other.study.storage, other);
+  ASSERT_TRUE(open.ok()) << open.status().message();
+  ASSERT_TRUE((*open)->PutTrial(Trial(0, TrialState::kComplete, 0.4)).ok());
+  ASSERT_TRUE((*open)->Flush().ok());
+  const auto age = [&](int seconds) { Age(other.study.storage, seconds); };
+  age(3600);
+  SiblingReader reader(own);
+  EXPECT_TRUE(reader.Read().changed);
+  EXPECT_FALSE(reader.Read().changed);  // live, and nothing written for an hour
+  ASSERT_TRUE((*open)->PutTrial(Trial(1, TrialState::kComplete, 0.6)).ok());
+  ASSERT_TRUE((*open)->Flush().ok());
+  EXPECT_TRUE(reader.Read().changed);
+  ASSERT_EQ(reader.files().begin()->second.trials.size(), 2u);
+  EXPECT_TRUE(reader.Read().changed);  // written a moment ago: read once more
+  age(60);
+  EXPECT_TRUE(reader.Read().changed);  // a new time
+  EXPECT_FALSE(reader.Read().changed);
+  open->reset();  // its run ended: no longer live
   EXPECT_TRUE(reader.Read().changed);
   EXPECT_FALSE(reader.files().begin()->second.live);
 }
