@@ -116,7 +116,11 @@ void CmaesSampler::Absorb(const TrialHistory& history) {
   for (; history_seen_ < history.finished.size(); ++history_seen_) {
     const TrialRecord& r = history.finished[history_seen_];
     const auto it = asked_.find(r.number);
-    if (it == asked_.end()) continue;
+    if (it == asked_.end()) {
+      // Another shard's trial, or an earlier study's (warm start): an external solution.
+      if (r.number < 0 && r.state != TrialState::kInterrupted) Inject(r, sign);
+      continue;
+    }
     const Candidate candidate = std::move(it->second);
     asked_.erase(it);
     if (candidate.generation != generation_ || r.state == TrialState::kInterrupted) continue;
@@ -125,6 +129,35 @@ void CmaesSampler::Absorb(const TrialHistory& history) {
     scored_.emplace_back(loss, candidate.x);
     if (static_cast<int>(scored_.size()) >= lambda_) Update();
   }
+}
+
+// Hansen's injection of external solutions (2011): the point joins the current generation as if
+// drawn, its step from the mean clipped to a Mahalanobis length of sqrt(n) + 2n / (n + 2), so
+// that a far-away point moves neither the mean nor the step size more than a draw could.
+void CmaesSampler::Inject(const TrialRecord& r, double sign) {
+  std::vector<double> y(n_);
+  for (size_t d = 0; d < n_; ++d) {
+    const auto value = r.params.find(numeric_[d]->name);
+    if (value == r.params.end()) return;  // not of this space's numeric parameters
+    const double x = (domains_[d].Encode(value->second) - domains_[d].low) / domains_[d].width();
+    y[d] = (std::clamp(x, 0.0, 1.0) - mean_[d]) / sigma_;
+  }
+  std::vector<double> bt(n_, 0.0);  // D^-1 B^T y: the whitened step, whose length is C's norm
+  double length = 0;
+  for (size_t j = 0; j < n_; ++j) {
+    for (size_t i = 0; i < n_; ++i) bt[j] += b_[i][j] * y[i];
+    bt[j] /= d_[j];
+    length += bt[j] * bt[j];
+  }
+  length = std::sqrt(length);
+  const double n = static_cast<double>(n_), most = std::sqrt(n) + 2 * n / (n + 2);
+  const double scale = length > most ? most / length : 1.0;
+  std::vector<double> x(n_);
+  for (size_t d = 0; d < n_; ++d) x[d] = mean_[d] + sigma_ * scale * y[d];
+  const double loss = HasScore(r) ? sign * *r.value : std::numeric_limits<double>::infinity();
+  scored_.emplace_back(loss, std::move(x));
+  ++injected_;
+  if (static_cast<int>(scored_.size()) >= lambda_) Update();
 }
 
 void CmaesSampler::Update() {

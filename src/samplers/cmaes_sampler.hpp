@@ -2,7 +2,9 @@
 // always-active numeric parameters, each mapped to [0, 1] (log parameters in log space). The other
 // parameters (categorical, conditional) come from the random sampler. Asynchronous: suggestions
 // are drawn from the current distribution whenever a worker asks; the distribution moves once a
-// generation's lambda results are in. Failed trials rank below every scored one.
+// generation's lambda results are in. Failed trials rank below every scored one. Trials it did not
+// ask (another shard's, an earlier study's: negative numbers in the history) join the current
+// generation as injected solutions (Hansen 2011), their steps clipped.
 #pragma once
 
 #include <map>
@@ -22,10 +24,12 @@ class CmaesSampler : public Sampler {
 
   int generation() const { return generation_; }
   const std::vector<double>& mean() const { return mean_; }
+  std::int64_t injected() const { return injected_; }  // trials of other shards and studies learned from
 
  private:
   void Absorb(const TrialHistory& history);
   void Update();
+  void Inject(const TrialRecord& r, double sign);
   void Decompose();
   std::vector<double> Draw();
 
@@ -54,6 +58,7 @@ class CmaesSampler : public Sampler {
   std::map<std::int64_t, Candidate> asked_;                     // by trial number
   std::vector<std::pair<double, std::vector<double>>> scored_;  // this generation: (loss, x)
   size_t history_seen_ = 0;
+  std::int64_t injected_ = 0;
 };
 
 }  // namespace cleansweep

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/random.hpp"
+
 namespace cleansweep {
 namespace {
 
@@ -106,6 +108,42 @@ TEST(CmaesSampler, FailuresRankLast) {
     }
   }
   EXPECT_LT(static_cast<CmaesSampler*>(sampler.get())->mean()[0], 0.5);
+}
+
+// Trials of another shard or an earlier study (negative numbers) teach it before it asked any:
+// the mean moves to where they were good, and a far-away one moves it no further than a draw.
+TEST(CmaesSampler, LearnsFromTrialsItDidNotAsk) {
+  std::unique_ptr<Sampler> sampler = MakeSampler(Config("{kind: cmaes, seed: 7}")).value();
+  TrialHistory history;
+  SplitMix64 rng(3);
+  for (int i = 0; i < 60; ++i) {
+    TrialRecord r;
+    r.number = -5 - i;
+    r.state = TrialState::kComplete;
+    r.params = {{"x", ParamValue(-5 + 10 * rng.Uniform())},
+                {"y", ParamValue(-5 + 10 * rng.Uniform())},
+                {"n", ParamValue(static_cast<std::int64_t>(1 + rng.Below(10)))},
+                {"lr", ParamValue(std::pow(10.0, -5 + 5 * rng.Uniform()))},
+                {"opt", ParamValue(std::string("a"))}};
+    r.value = Sphere(r.params);
+    history.finished.push_back(r);
+  }
+  TrialRecord other_space;  // a trial without this space's numeric parameters: left out
+  other_space.number = -1;
+  other_space.state = TrialState::kComplete;
+  other_space.params = {{"z", ParamValue(1.0)}};
+  other_space.value = -100.0;
+  history.finished.push_back(other_space);
+  auto* cmaes = static_cast<CmaesSampler*>(sampler.get());
+  ASSERT_TRUE(sampler->Ask(0, history).has_value());
+  EXPECT_EQ(cmaes->injected(), 60);
+  EXPECT_GE(cmaes->generation(), 5);  // 60 trials, lambda 8
+  // x = 1 -> 0.6 and y = -2 -> 0.3 in the unit cube: from 0.5 towards the optimum.
+  EXPECT_LT(std::abs(cmaes->mean()[0] - 0.6) + std::abs(cmaes->mean()[1] - 0.3), 0.2);
+  // Alone, with the same seed, it is still where it started.
+  std::unique_ptr<Sampler> alone = MakeSampler(Config("{kind: cmaes, seed: 7}")).value();
+  ASSERT_TRUE(alone->Ask(0, TrialHistory{}).has_value());
+  EXPECT_EQ(static_cast<CmaesSampler*>(alone.get())->generation(), 0);
 }
 
 }  // namespace
