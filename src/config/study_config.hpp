@@ -112,6 +112,12 @@ struct SamplerOptions {       // sampler:
   std::int64_t max_points = 1000;  // trials the model keeps at most (the best half, the most recent)
   bool deterministic = false;      // the objective has no noise: the model's noise stays at its floor
   bool fantasize = true;           // running trials join the model as fantasies (docs/samplers.md)
+  // Set by MakeSampler, never read from a config: the gp's first trials are points
+  // design_offset + design_stride * number of one scrambled Sobol' sequence of design_seed, so
+  // that the shards K/N of a sweep between them draw one design (the sweep's seed, every N-th
+  // point from K) rather than N unrelated ones.
+  std::uint64_t design_seed = 0;
+  std::uint64_t design_offset = 0, design_stride = 1;
   // sobol
   bool scramble = true;
   // cmaes

@@ -140,7 +140,7 @@ GpSampler::GpSampler(SearchSpace space, SamplerOptions options, StudyOptions stu
     }
   }
   for (const Feature& f : features_) categorical_.push_back(f.categorical);
-  Result<std::unique_ptr<SobolSampler>> sobol = SobolSampler::Create(space_, options_.seed, true);
+  Result<std::unique_ptr<SobolSampler>> sobol = SobolSampler::Create(space_, options_.design_seed, true);
   if (sobol.ok()) sobol_ = std::move(*sobol);
 }
 
@@ -624,7 +624,10 @@ std::vector<ParamSet> GpSampler::AskBatch(const std::vector<std::int64_t>& numbe
   if (static_cast<std::int64_t>(observed.numbers.size()) < options_.n_startup_trials) {
     for (std::int64_t n : numbers) {
       if (sobol_) {
-        out.push_back(*sobol_->Ask(n, history));
+        // A shard's part of the sweep's one design (SamplerOptions::design_stride).
+        const auto point =
+            static_cast<std::int64_t>(options_.design_offset) + static_cast<std::int64_t>(options_.design_stride) * n;
+        out.push_back(*sobol_->Ask(point, history));
       } else {
         SplitMix64 rng = StreamFor(options_.seed, static_cast<std::uint64_t>(n));
         out.push_back(RandomSampler::Draw(space_, rng));

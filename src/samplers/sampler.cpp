@@ -23,7 +23,13 @@ Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
   SamplerOptions options = config.sampler;
   // A loaded config has resolved auto already; one built in code may still hold it.
   if (options.kind == "auto") options.kind = ChooseSampler(config).kind;
+  options.design_seed = options.seed;
+  if (config.study.shard.sharded() && !config.study.shard.joined) {
+    options.design_offset = static_cast<std::uint64_t>(config.study.shard.index);
+    options.design_stride = static_cast<std::uint64_t>(config.study.shard.count);
+  }
   options.seed = ShardSeed(options.kind, options.seed, config.study.shard);
+  if (config.study.shard.joined) options.design_seed = options.seed;  // no part of the design: a sequence of its own
   if (options.kind == "random") {
     return std::unique_ptr<Sampler>(std::make_unique<RandomSampler>(config.space, options.seed));
   }
