@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
                       "with cleansweep merge (docs/slurm.md)");
   run_cmd->add_flag("--join", run.join,
                     "Start a new shard of the sweep (running or finished) under the next free index; it learns "
-                    "from the others' study files and shares their n_trials (docs/slurm.md)");
+                    "from the others' study files and shares their n_trials (docs/slurm.md); with --resume, "
+                    "continues the shard CLEANSWEEP_JOIN_RECORD names (a requeued join.sbatch job)");
 
   RunArgs resume;
   resume.from_study = true;

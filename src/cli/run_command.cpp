@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -20,6 +21,7 @@
 #include "study/siblings.hpp"
 #include "study/study_file.hpp"
 #include "transport/mpi_job.hpp"
+#include "util/output_file.hpp"
 #include "util/quantile.hpp"
 #include "worker/gpu_binding.hpp"
 #include "worker/worker.hpp"
@@ -111,15 +113,39 @@ class CoordinatorPidFile {
   std::string path_;
 };
 
+// Where `run --join` notes the shard it took, and `run --join --resume` looks for it.
+constexpr const char* kJoinRecordVariable = "CLEANSWEEP_JOIN_RECORD";
+
+// run --join --resume (a requeued joiner): the shard CLEANSWEEP_JOIN_RECORD names ("joined-7"),
+// or "" when the file does not exist yet (the job stopped before it joined: it joins now).
+Result<std::string> RecordedJoin() {
+  const char* record = std::getenv(kJoinRecordVariable);
+  if (!record || !*record) {
+    return Status::InvalidInput(
+        "--join --resume continues the shard this job joined before, which CLEANSWEEP_JOIN_RECORD names (join.sbatch "
+        "sets it); it is not set. Continue a joined shard with: cleansweep resume ITS_FILE");
+  }
+  std::ifstream in(record);
+  if (!in) return std::string();
+  std::string name;
+  std::getline(in, name);
+  Result<Shard> shard = ParseShard(name);
+  if (!shard.ok() || !shard->joined) {
+    return Status::InvalidInput(std::string(record) + " (" + kJoinRecordVariable + "): holds \"" + name +
+                                "\", not a joined shard (joined-K); remove it to join anew");
+  }
+  return name;
+}
+
 // run --join: the next free shard index of the sweep CONFIG names, claimed with an exclusive
 // create of its study file (of two joiners that race, one gets the next index), as the
 // `study.shard=joined-K` setting; `*claimed` is the file, which the caller removes if the run
 // fails before it is written.
 Result<std::string> ClaimJoinedShard(const RunArgs& args, std::string* claimed) {
-  if (!args.shard.empty() || args.resume || args.from_study) {
+  if (!args.shard.empty() || args.from_study) {
     return Status::InvalidInput(
-        "--join takes the next free shard index itself: give it without --shard or --resume (a joined shard that "
-        "stopped is continued with: cleansweep resume ITS_FILE)");
+        "--join takes the next free shard index itself: give it without --shard (a joined shard that stopped is "
+        "continued with: cleansweep resume ITS_FILE)");
   }
   Result<StudyConfig> config = LoadConfigFile(args.config, args.sets);
   if (!config.ok()) return config.status();
@@ -136,6 +162,12 @@ Result<std::string> ClaimJoinedShard(const RunArgs& args, std::string* claimed) 
     if (!won.ok()) return won.status();
     if (*won) {
       *claimed = path;
+      if (const char* record = std::getenv(kJoinRecordVariable); record && *record) {
+        // For a requeued job (join.sbatch): run --join --resume continues this shard.
+        if (Status written = WriteFileAtomically(record, shard.Name() + "\n"); !written.ok()) {
+          return written.WithContext(std::string(kJoinRecordVariable) + " (where a requeued job finds its shard)");
+        }
+      }
       return "study.shard=" + shard.Name();
     }
   }
@@ -147,7 +179,7 @@ Result<std::string> ClaimJoinedShard(const RunArgs& args, std::string* claimed) 
 int RunCoordinator(const RunArgs& args, MpiJob* job) {
   Transport* transport = job->transport();
   const CoordinatorPidFile pid_file;
-  const StudyMode mode = args.from_study ? StudyMode::kResume : args.resume ? StudyMode::kNewOrResume : StudyMode::kNew;
+  StudyMode mode = args.from_study ? StudyMode::kResume : args.resume ? StudyMode::kNewOrResume : StudyMode::kNew;
   std::vector<std::string> sets = args.sets;
   if (!args.shard.empty()) sets.push_back("study.shard=" + args.shard);
   // A joined shard's claim on its index, removed again if its study file was never written.
@@ -161,7 +193,15 @@ int RunCoordinator(const RunArgs& args, MpiJob* job) {
     }
   } claim;
   Result<PreparedStudy> prepared = Status::InvalidInput("");
-  if (args.join) {
+  Result<std::string> recorded = std::string();
+  if (args.join && args.resume) recorded = RecordedJoin();
+  if (!recorded.ok()) {
+    prepared = recorded.status();
+  } else if (args.join && !recorded->empty()) {  // a requeued joiner: its own shard again
+    sets.push_back("study.shard=" + *recorded);
+    prepared = PrepareStudy(args.config, sets, mode, args.force);
+  } else if (args.join) {
+    if (args.resume) mode = StudyMode::kNew;  // it had not joined yet: it joins now
     Result<std::string> joined = ClaimJoinedShard(args, &claim.path);
     if (joined.ok()) sets.push_back(*joined);
     prepared = joined.ok() ? PrepareStudy(args.config, sets, mode, args.force) : Result<PreparedStudy>(joined.status());

@@ -401,6 +401,28 @@ PY
     grep -q "the sweep has 2[4-9] of its 24 trials" j1.txt || fail "joiner: $(cat j1.txt)"
     expect_exit 0 "$bin/cleansweep" merge all.h5 sw-shard-0-of-2.h5 sw-shard-1-of-2.h5 sw-shard-6.h5 sw-shard-7.h5
     grep -q "merged 2 of 2 shards and 2 joined into all.h5" out.txt || fail "$(cat out.txt)"
+    # A requeued joiner (join.sbatch): --join notes the shard it took in CLEANSWEEP_JOIN_RECORD, and
+    # --join --resume continues that shard instead of taking another.
+    toy_config rq 8 "{kind: tpe, seed: 2, n_startup_trials: 3}" "ok" "  sleep: 0.25"
+    export CLEANSWEEP_JOIN_RECORD=$work/join.record
+    expect_exit 2 env -u CLEANSWEEP_JOIN_RECORD "${mpi[@]}" -np 2 "$bin/cleansweep" run rq.yaml --join --resume
+    grep -q "error: --join --resume continues the shard this job joined before, which CLEANSWEEP_JOIN_RECORD names" err.txt ||
+      fail "$(cat err.txt)"
+    "${mpi[@]}" -np 2 -x CLEANSWEEP_JOIN_RECORD "$bin/cleansweep" run rq.yaml --join --resume --progress lines > q1.txt 2>&1 &
+    for _ in $(seq 300); do grep -q "^\[.*\] trial 2 " q1.txt 2>/dev/null && break; sleep 0.1; done
+    pkill -9 -f "cleansweep run rq.yaml --join" || fail "no joiner to kill"
+    wait $! 2> /dev/null || true
+    [ "$(cat join.record)" = joined-0 ] || fail "record: $(cat join.record 2>&1)"
+    expect_exit 0 "${mpi[@]}" -np 2 -x CLEANSWEEP_JOIN_RECORD "$bin/cleansweep" run rq.yaml --join --resume --progress lines
+    grep -q "continuing $work/rq-shard-0.h5" out.txt || fail "the requeued joiner did not continue its shard: $(head -3 out.txt)"
+    [ ! -e rq-shard-1.h5 ] || fail "the requeued joiner took another shard"
+    /usr/bin/python3 - <<'PY' || fail "the requeued joiner's study"
+import h5py
+with h5py.File("rq-shard-0.h5", "r", swmr=True) as f:
+    states = [s.rstrip(b"\0").decode() for s in f["trials"]["state"]]
+assert "RUNNING" not in states and len([s for s in states if s != "INTERRUPTED"]) == 8, states
+PY
+    unset CLEANSWEEP_JOIN_RECORD
     ;;
   shards)  # run --shard K/N three times and merge: the unsharded sweep; merge refuses what does not fit
     toy_config sh 20 "{kind: sobol, seed: 4}" "ok, fail"
