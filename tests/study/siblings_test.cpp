@@ -86,37 +86,25 @@ TEST(Siblings, AShardReadsItsSiblingsAndSkipsWhatItCannotTrustWithOneWarning) {
 }
 
 // While its coordinator runs (holds the study's lock), a sibling is live: its RUNNING rows run.
-TEST(Siblings, ASiblingWhoseCoordinatorRunsIsLive) {
-  TempDir dir;
-  const StudyConfig own = Shard(dir, "0/2");
-  const StudyConfig other = Shard(dir, "1/2");
-  Result<std::unique_ptr<StudyFile>> open = StudyFile::Create(other.study.storage, other);
-  ASSERT_TRUE(open.ok()) << open.status().message();
-  ASSERT_TRUE((*open)->PutTrial(Trial(0, TrialState::kRunning, 0.4)).ok());
-  SiblingReader reader(own);
-  reader.Read();
-  ASSERT_EQ(reader.files().size(), 1u);
-  EXPECT_TRUE(reader.files().begin()->second.live);
-  open->reset();  // its run ended
-  EXPECT_TRUE(reader.Read().changed);
-  EXPECT_FALSE(reader.files().begin()->second.live);
-}
-
-// A live sibling is read again when it wrote, and while its last write is recent (a time kept in
-// whole seconds could hide a second write); a live sibling that has settled costs a stat().
+// It is read again when it wrote, and while its last write is recent (a time kept in whole
+// seconds could hide a second write); a live sibling that has settled costs a stat().
 TEST(Siblings, ALiveSiblingIsReadAgainWhenItWroteOrWroteRecently) {
   TempDir dir;
   const StudyConfig own = Shard(dir, "0/2");
   const StudyConfig other = Shard(dir, "1/2");
   Result<std::unique_ptr<StudyFile>> open = StudyFile::Create(other.study.storage, other);
   ASSERT_TRUE(open.ok()) << open.status().message();
-  ASSERT_TRUE((*open)->PutTrial(Trial(0, TrialState::kComplete, 0.4)).ok());
+  ASSERT_TRUE((*open)->PutTrial(Trial(0, TrialState::kRunning, 0.4)).ok());
   ASSERT_TRUE((*open)->Flush().ok());
   const auto age = [&](int seconds) { Age(other.study.storage, seconds); };
   age(3600);
   SiblingReader reader(own);
   EXPECT_TRUE(reader.Read().changed);
+  ASSERT_EQ(reader.files().size(), 1u);
+  EXPECT_TRUE(reader.files().begin()->second.live);
+  EXPECT_EQ(reader.files().begin()->second.trials[0].state, TrialState::kRunning);
   EXPECT_FALSE(reader.Read().changed);  // live, and nothing written for an hour
+  ASSERT_TRUE((*open)->PutTrial(Trial(0, TrialState::kComplete, 0.4)).ok());
   ASSERT_TRUE((*open)->PutTrial(Trial(1, TrialState::kComplete, 0.6)).ok());
   ASSERT_TRUE((*open)->Flush().ok());
   EXPECT_TRUE(reader.Read().changed);
