@@ -113,7 +113,9 @@ Choice ChooseFrom(std::uint8_t kind_byte, std::uint8_t a, std::uint8_t b) {
   o.min_resource = kResources[a % 6];
   o.reduction_factor = 2 + (b % 5 == 4 ? 998 : b % 5);  // 2..5 or 1000 (the config's cap)
   o.min_early_stopping_rate = (a >> 3) % 4 == 3 ? 60 : (a >> 3) % 4;
-  o.max_resource = (b >> 4) % 3 == 0 ? 0 : (b >> 4) % 3 == 1 ? kMax : o.min_resource * 2 + 7;
+  // min_resource * 2 + 7, saturated: min_resource may be kMax - 1 itself.
+  const std::int64_t beyond = o.min_resource > (kMax - 7) / 2 ? kMax : o.min_resource * 2 + 7;
+  o.max_resource = (b >> 4) % 3 == 0 ? 0 : (b >> 4) % 3 == 1 ? kMax : beyond;
   if (o.max_resource > 0 && o.max_resource <= o.min_resource) o.max_resource = 0;
   o.n_startup_trials = a % 3;
   o.n_warmup_steps = (b & 8) ? kMax - 1 : b % 4;
