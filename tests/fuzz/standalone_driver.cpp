@@ -36,9 +36,12 @@ using Bytes = std::vector<std::uint8_t>;
 // The input being run, for the crash handlers (they may only call async-signal-safe functions).
 const Bytes* g_current = nullptr;
 char g_crash_path[4096];
+// The driver's own process: a child the target forks (the guarded study reader's) inherits the
+// handlers, and its crash is the target's to handle, not a finding.
+pid_t g_driver_pid = 0;
 
 void SaveCurrentInput() {
-  if (!g_current) return;
+  if (!g_current || ::getpid() != g_driver_pid) return;
   const int fd = ::open(g_crash_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return;
   const char* p = reinterpret_cast<const char*>(g_current->data());
@@ -189,6 +192,7 @@ int main(int argc, char** argv) {
     }
   }
   if (corpus.empty()) corpus.emplace_back();
+  g_driver_pid = ::getpid();
   std::snprintf(g_crash_path, sizeof g_crash_path, "%s/crash-%s-%llu", crash_dir.c_str(), target.c_str(),
                 static_cast<unsigned long long>(seed));
   // An alternate stack: a stack overflow (deep recursion, the classic parser crash) must still
