@@ -38,7 +38,7 @@ class SiblingSource {
 
 // The sibling files of `config`'s study file (config.study.storage): every file beside it that
 // `IsSweepFileName` puts in its sweep, but itself. A file is read again only when its size,
-// modification time, inode or liveness changed, or when it was last read less than kSettle after
+// modification time, inode or liveness changed, or when it was last read less than kSettleSeconds after
 // its modification time: a file system that keeps times in whole seconds (or a writer's clock
 // ahead of this node's) could hide a second write of the same size behind an unchanged time, so a
 // recently written file is read once more after it settled. A live sibling that wrote nothing

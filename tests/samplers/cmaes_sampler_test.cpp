@@ -111,7 +111,7 @@ TEST(CmaesSampler, FailuresRankLast) {
 }
 
 // Trials of another shard or an earlier study (negative numbers) teach it before it asked any:
-// the mean moves to where they were good, and a far-away one moves it no further than a draw.
+// the mean moves to where they were good.
 TEST(CmaesSampler, LearnsFromTrialsItDidNotAsk) {
   std::unique_ptr<Sampler> sampler = MakeSampler(Config("{kind: cmaes, seed: 7}")).value();
   TrialHistory history;
@@ -144,6 +144,37 @@ TEST(CmaesSampler, LearnsFromTrialsItDidNotAsk) {
   std::unique_ptr<Sampler> alone = MakeSampler(Config("{kind: cmaes, seed: 7}")).value();
   ASSERT_TRUE(alone->Ask(0, TrialHistory{}).has_value());
   EXPECT_EQ(static_cast<CmaesSampler*>(alone.get())->generation(), 0);
+}
+
+// An injected point far from the distribution moves the mean no further than a draw could: eight
+// foreign trials at one point in a corner of the space (a generation, lambda 8) move the mean
+// from 0.5 along the step to that point, but only the step's clipped part: its whitened length
+// (C = I, sigma 0.25) is cut to sqrt(4) + 8/6. Unclipped, the mean would land on the point.
+TEST(CmaesSampler, AFarInjectedPointMovesTheMeanNoFurtherThanADraw) {
+  std::unique_ptr<Sampler> sampler = MakeSampler(Config("{kind: cmaes, seed: 8}")).value();
+  TrialHistory history;
+  for (int i = 0; i < 8; ++i) {
+    TrialRecord r;
+    r.number = -1 - i;
+    r.state = TrialState::kComplete;
+    r.params = {{"x", ParamValue(-5.0)},
+                {"y", ParamValue(-5.0)},
+                {"n", ParamValue(std::int64_t{1})},
+                {"lr", ParamValue(1e-5)},
+                {"opt", ParamValue(std::string("a"))}};
+    r.value = static_cast<double>(i);
+    history.finished.push_back(r);
+  }
+  ASSERT_TRUE(sampler->Ask(0, history).has_value());
+  auto* cmaes = static_cast<CmaesSampler*>(sampler.get());
+  ASSERT_EQ(cmaes->generation(), 1);
+  const std::vector<double>& m = cmaes->mean();  // x, y, n, lr; x, y and lr at 0 in the unit cube
+  const double scale = (0.5 - m[0]) / 0.5;       // the part of the step kept: y_d = -2 there
+  EXPECT_NEAR(m[1], m[0], 1e-12);
+  EXPECT_NEAR(m[3], m[0], 1e-12);
+  const double step_n = (m[2] - 0.5) / (0.25 * scale);  // n's unclipped step (its unit cell's centre)
+  EXPECT_LT(scale, 0.95);
+  EXPECT_NEAR(scale, (2 + 8.0 / 6) / std::sqrt(3 * 4 + step_n * step_n), 1e-9);
 }
 
 }  // namespace
