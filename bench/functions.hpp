@@ -35,6 +35,27 @@ inline double Mixed(const ParamSet& p) {
          std::pow(std::log2(b) - 6, 2) / 4 + cat;
 }
 
+// Hartmann-6 on x0..x5 in [0, 1]; minimum -3.32237 (bench/gp_bench.py computes the same).
+inline double Hartmann6(const ParamSet& p) {
+  static const double a[4][6] = {
+      {10, 3, 17, 3.5, 1.7, 8}, {0.05, 10, 17, 0.1, 8, 14}, {3, 3.5, 1.7, 10, 17, 8}, {17, 8, 0.05, 10, 0.1, 14}};
+  static const double q[4][6] = {{1312, 1696, 5569, 124, 8283, 5886},
+                                 {2329, 4135, 8307, 3736, 1004, 9991},
+                                 {2348, 1451, 3522, 2883, 3047, 6650},
+                                 {4047, 8828, 8732, 5743, 1091, 381}};
+  static const double alpha[4] = {1.0, 1.2, 3.0, 3.2};
+  double f = 0;
+  for (int r = 0; r < 4; ++r) {
+    double s = 0;
+    for (int k = 0; k < 6; ++k) {
+      const double d = AsNumber(p.at("x" + std::to_string(k))) - q[r][k] * 1e-4;
+      s += a[r][k] * d * d;
+    }
+    f -= alpha[r] * std::exp(-s);
+  }
+  return f;
+}
+
 inline const char* kBraninSpace =
     "  x1: {type: float, low: -5.0, high: 10.0}\n  x2: {type: float, low: 0.0, high: 15.0}\n";
 inline const char* kRosenbrockSpace =

@@ -35,6 +35,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench/functions.hpp"
 #include "samplers/sampler.hpp"
 #include "util/allocator.hpp"
 #include "util/random.hpp"
@@ -84,32 +85,11 @@ Problem HpolibProblem(const std::string& path) {
   return p;
 }
 
-// Hartmann-6 on [0, 1]^6 (minimum -3.32237), as bench/gp_bench.py computes it.
-double Hartmann6Regret(const ParamSet& p) {
-  static const double a[4][6] = {
-      {10, 3, 17, 3.5, 1.7, 8}, {0.05, 10, 17, 0.1, 8, 14}, {3, 3.5, 1.7, 10, 17, 8}, {17, 8, 0.05, 10, 0.1, 14}};
-  static const double q[4][6] = {{1312, 1696, 5569, 124, 8283, 5886},
-                                 {2329, 4135, 8307, 3736, 1004, 9991},
-                                 {2348, 1451, 3522, 2883, 3047, 6650},
-                                 {4047, 8828, 8732, 5743, 1091, 381}};
-  static const double alpha[4] = {1.0, 1.2, 3.0, 3.2};
-  double f = 0;
-  for (int r = 0; r < 4; ++r) {
-    double s = 0;
-    for (int k = 0; k < 6; ++k) {
-      const double d = AsNumber(p.at("x" + std::to_string(k))) - q[r][k] * 1e-4;
-      s += a[r][k] * d * d;
-    }
-    f -= alpha[r] * std::exp(-s);
-  }
-  return f + 3.32237;
-}
-
 Problem MakeProblem(const std::string& name, const std::string& hpolib_dir) {
   if (name == "hartmann6") {
     Problem p;
     for (int k = 0; k < 6; ++k) p.space += "  x" + std::to_string(k) + ": {type: float, low: 0.0, high: 1.0}\n";
-    p.regret = Hartmann6Regret;
+    p.regret = [](const ParamSet& params) { return bench::Hartmann6(params) + 3.32237; };
     return p;
   }
   const std::string prefix = "hpolib_";
