@@ -72,6 +72,7 @@ class ChunkClock : public StudyStore {
   }
   Status AppendIntermediate(const IntermediateValue& value) override { return inner_->AppendIntermediate(value); }
   Status AppendAttempt(const TrialRecord& attempt) override { return inner_->AppendAttempt(attempt); }
+  Status AppendTrialParam(const TrialParamRow& row) override { return inner_->AppendTrialParam(row); }
   void DeferFlush(bool defer) override { inner_->DeferFlush(defer); }
   Status Flush() override { return inner_->Flush(); }
   static std::vector<std::chrono::steady_clock::time_point> marks_;

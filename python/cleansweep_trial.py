@@ -24,8 +24,28 @@ from it, so a long trial on a preemptible partition loses one checkpoint interva
         trial.report(epoch, acc)
         trial.save_checkpoint(epoch, lambda path: torch.save(model.state_dict(), path), ".pt")
 
-Outside a sweep (no CLEANSWEEP_REPORT_FD) every call still works: params is empty and reports are
-printed to stderr, so the same script runs standalone. docs/trial-protocol.md has the protocol.
+Define-by-run, as an Optuna objective is written: the trial asks for each parameter as it runs,
+and a parameter the config does not declare under space: is drawn at that moment by rank 0's
+sampler from the trials that had it (docs/trial-protocol.md, "Asking for a parameter"):
+
+    def objective(trial):                               # trial: an OptunaTrial
+        lr = trial.suggest_float("lr", 1e-5, 1e-1, log=True)
+        optimizer = trial.suggest_categorical("optimizer", ["adam", "sgd"])
+        if optimizer == "sgd":
+            momentum = trial.suggest_float("momentum", 0.5, 0.99)
+        for epoch in range(10):
+            acc = train_one_epoch(...)
+            trial.report(acc, epoch)                    # Optuna's order: value, then step
+            if trial.should_prune():
+                raise cs.TrialPruned()                  # optuna.TrialPruned works too
+        return acc
+
+and `trial: {objective: "train.py:objective"}` in the config runs objective(trial) in a fresh
+process per trial (the same as `python3 -m cleansweep_trial train.py:objective`).
+
+Outside a sweep (no CLEANSWEEP_REPORT_FD) every call still works: params is empty, a suggest_*
+call returns the middle of its range (the first choice), and reports are printed to stderr, so the
+same script runs standalone. docs/trial-protocol.md has the protocol.
 """
 
 import contextlib
@@ -40,6 +60,14 @@ import sys
 import time
 
 EXIT_OUT_OF_MEMORY = 75
+
+
+class TrialPruned(Exception):
+    """Raise it (as Optuna's optuna.TrialPruned) to end the trial PRUNED at its last reported value."""
+
+
+class SuggestError(RuntimeError):
+    """The sweep refused a suggest request (the trial then fails, with the same reason)."""
 
 
 class Trial:
@@ -62,6 +90,96 @@ class Trial:
         self._checkpoint_dir = env.get("CLEANSWEEP_CHECKPOINT_DIR", "")
         resume = env.get("CLEANSWEEP_RESUME_STEP", "")
         self._resume_step = int(resume) if resume else None
+        self._control_buffer = b""
+        self._asked = {}  # name -> (request, value): what suggest_* returned, asked again without the pipe
+        self.metrics = json.loads(env.get("CLEANSWEEP_METRICS", '["value"]'))
+
+    @property
+    def optuna(self):
+        """This trial with Optuna's method names and argument order (report(value, step),
+        set_user_attr, ...): what an Optuna objective expects as its `trial`."""
+        return OptunaTrial(self)
+
+    def suggest_float(self, name, low, high, *, step=None, log=False):
+        """A float in [low, high] (log-uniform with log=True; on the grid low + k * step with
+        step), as Optuna's trial.suggest_float."""
+        request = {"name": str(name), "type": "float", "low": float(low), "high": float(high), "log": bool(log)}
+        if step is not None:
+            request["step"] = float(step)
+        return float(self._suggest(request))
+
+    def suggest_int(self, name, low, high, *, step=1, log=False):
+        """An int in [low, high] on the grid low + k * step (log-uniform with log=True, step 1),
+        as Optuna's trial.suggest_int."""
+        request = {"name": str(name), "type": "int", "low": _whole(low), "high": _whole(high), "log": bool(log),
+                   "step": _whole(step)}
+        return int(self._suggest(request))
+
+    def suggest_categorical(self, name, choices):
+        """One of `choices` (numbers, booleans or texts), as Optuna's trial.suggest_categorical."""
+        return self._suggest({"name": str(name), "type": "categorical", "choices": list(choices)})
+
+    def _suggest(self, request):
+        name = request["name"]
+        known = self._asked.get(name)
+        if known is not None and known[0] == request:
+            return known[1]
+        if name in self.params and self._pipe is None:  # a value given by hand outside a sweep
+            value = self.params[name]
+        elif self._pipe is None:
+            value = _middle(request)
+            sys.stderr.write("cleansweep: outside a sweep, %s = %r\n" % (name, value))
+        else:
+            self._send({"suggest": request})
+            value = self._answer(name)
+        self._asked[name] = (request, value)
+        self.params[name] = value
+        return value
+
+    def _answer(self, name):
+        """Waits for the worker's answer about `name` on the control pipe; prune notices that come
+        first are kept for should_prune()."""
+        if self._control is None:
+            raise SuggestError("no control pipe (CLEANSWEEP_CONTROL_FD) to read the answer about %r from" % name)
+        while True:
+            line = self._control_line(None)
+            if line is None:
+                raise SuggestError("the sweep closed the control pipe before answering about %r" % name)
+            if line.startswith("{"):
+                answer = json.loads(line)
+                if answer.get("name") != name:
+                    continue
+                if "error" in answer:
+                    raise SuggestError(answer["error"])
+                return answer["value"]
+
+    def _control_line(self, timeout):
+        """The next line of the control pipe, noting prune notices; None at EOF or when nothing
+        comes within `timeout` seconds (None: wait as long as it takes)."""
+        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
+        while True:
+            end = self._control_buffer.find(b"\n")
+            if end >= 0:
+                line = self._control_buffer[:end].decode(errors="replace").strip()
+                self._control_buffer = self._control_buffer[end + 1:]
+                if line == "prune":
+                    self._pruned = True
+                return line
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                ready = select.select([self._control], [], [], left)[0]
+                if not ready:
+                    return None
+                data = os.read(self._control, 65536)
+            except InterruptedError:
+                continue
+            except BlockingIOError:
+                continue
+            except OSError:
+                return None
+            if not data:
+                return None
+            self._control_buffer += data
 
     @property
     def in_sweep(self):
@@ -86,20 +204,16 @@ class Trial:
         if self._pruned or self._control is None:
             return self._pruned
         deadline = time.monotonic() + (max(0.0, wait) if self._pruning else 0.0)
-        try:
-            while True:
-                ready = select.select([self._control], [], [], max(0.0, deadline - time.monotonic()))[0]
-                if not ready:
-                    break
-                data = os.read(self._control, 64)
-                if not data:  # the sweep closed the pipe: no notice will come
-                    break
-                if b"prune" in data:
-                    self._pruned = True
-                    break
-        except OSError:
-            pass
+        while not self._pruned:
+            line = self._control_line(max(0.0, deadline - time.monotonic()))
+            if line is None:  # nothing within the wait, or the sweep closed the pipe
+                break
         return self._pruned
+
+    def prune(self, reason=""):
+        """Ends the trial PRUNED at its last reported value (what raising TrialPruned in an
+        objective run by the sweep does); then exit with status 0."""
+        self._send({"pruned": str(reason)[:200]})
 
     def set_attrs(self, **attrs):
         """User attributes stored with the trial (JSON-serialisable values)."""
@@ -161,6 +275,113 @@ class Trial:
             pass  # the worker is gone; nothing useful left to do
 
 
+class OptunaTrial:
+    """A Trial as an Optuna objective sees one: suggest_float, suggest_int, suggest_categorical,
+    report(value, step), should_prune(), set_user_attr(key, value), number, params, user_attrs."""
+
+    def __init__(self, trial):
+        self._trial = trial
+        self.user_attrs = {}
+
+    @property
+    def number(self):
+        return self._trial.number
+
+    @property
+    def params(self):
+        """The parameters asked for so far (and, in a sweep, those the config declares)."""
+        return dict(self._trial.params)
+
+    def suggest_float(self, name, low, high, *, step=None, log=False):
+        return self._trial.suggest_float(name, low, high, step=step, log=log)
+
+    def suggest_int(self, name, low, high, *, step=1, log=False):
+        return self._trial.suggest_int(name, low, high, step=step, log=log)
+
+    def suggest_categorical(self, name, choices):
+        return self._trial.suggest_categorical(name, choices)
+
+    def report(self, value, step):
+        """An intermediate value at `step`, in Optuna's argument order."""
+        self._trial.report(step, value)
+
+    def should_prune(self):
+        return self._trial.should_prune()
+
+    def set_user_attr(self, key, value):
+        self.user_attrs[key] = value
+        self._trial.set_attrs(**{str(key): value})
+
+
+def run_objective(target, environ=None):
+    """Runs `target` ("path/to/train.py:objective" or "module:objective") as this trial:
+    objective(trial) with an OptunaTrial, its return value (a number, or one per metric of a study
+    of several, in study.metrics order, or a dict by name) the trial's final value. TrialPruned (or
+    optuna.TrialPruned) ends it PRUNED. Returns the exit status."""
+    import importlib
+    import importlib.util
+    import traceback
+
+    path, sep, function = target.rpartition(":")
+    if not sep or not path or not function:
+        sys.stderr.write("cleansweep: objective %r: expected FILE.py:FUNCTION or MODULE:FUNCTION\n" % target)
+        return 2
+    try:
+        if path.endswith(".py") or os.sep in path:
+            folder = os.path.dirname(os.path.abspath(path))
+            sys.path.insert(0, folder)  # as `python3 path` would: its neighbours import
+            spec = importlib.util.spec_from_file_location("cleansweep_objective", path)
+            if spec is None:
+                raise ImportError("cannot load %s" % path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["cleansweep_objective"] = module
+            spec.loader.exec_module(module)  # not as __main__: its own study loop stays out
+        else:
+            module = importlib.import_module(path)
+        objective = getattr(module, function)
+    except Exception:  # noqa: BLE001 - the user's module: report whatever it raised
+        traceback.print_exc()
+        sys.stderr.write("cleansweep: cannot load the objective %r (trial.objective)\n" % target)
+        return 1
+    trial = Trial(environ)
+    try:
+        result = objective(trial.optuna)
+    except TrialPruned as e:
+        trial.prune(str(e))
+        return 0
+    except SuggestError as e:
+        sys.stderr.write("cleansweep: %s\n" % e)
+        return 1
+    except MemoryError:
+        traceback.print_exc()
+        trial.report_out_of_memory("host", "MemoryError")
+        return EXIT_OUT_OF_MEMORY
+    except Exception as e:  # noqa: BLE001
+        optuna = sys.modules.get("optuna")
+        if optuna is not None and isinstance(e, optuna.TrialPruned):
+            trial.prune(str(e))
+            return 0
+        traceback.print_exc()
+        if type(e).__name__ == "OutOfMemoryError" or "CUDA out of memory" in str(e):
+            trial.report_out_of_memory("gpu", str(e)[:200])
+            return EXIT_OUT_OF_MEMORY
+        return 1
+    if isinstance(result, dict):
+        trial.finish(result)
+    elif isinstance(result, (list, tuple)):
+        if len(result) != len(trial.metrics):
+            sys.stderr.write("cleansweep: the objective returned %d values; this study's trials report %d (%s)\n"
+                             % (len(result), len(trial.metrics), ", ".join(trial.metrics)))
+            return 1
+        trial.finish(dict(zip(trial.metrics, result)) if len(result) > 1 else result[0])
+    elif result is None:
+        sys.stderr.write("cleansweep: the objective returned None; it must return its value\n")
+        return 1
+    else:
+        trial.finish(result)
+    return 0
+
+
 def _report_pipe(fd, env):
     """The report pipe, as a text stream (see _inherited_pipe)."""
     found = _inherited_pipe(fd, env, os.O_WRONLY)
@@ -206,3 +427,32 @@ def _finite(value):
     if not math.isfinite(value):
         raise ValueError("cleansweep objectives must be finite numbers, got %r" % value)
     return value
+
+
+def _whole(value):
+    if isinstance(value, bool) or int(value) != value:
+        raise ValueError("expected a whole number, got %r" % (value,))
+    return int(value)
+
+
+def _middle(request):
+    """What a suggest_* call returns outside a sweep: the middle of the range, the first choice."""
+    if request["type"] == "categorical":
+        return request["choices"][0]
+    low, high = request["low"], request["high"]
+    middle = math.sqrt(low * high) if request.get("log") else (low + high) / 2
+    step = request.get("step")
+    if step:
+        middle = low + round((middle - low) / step) * step
+    return int(round(middle)) if request["type"] == "int" else float(middle)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+        sys.stderr.write("usage: python3 -m cleansweep_trial FILE.py:FUNCTION   (runs objective(trial) as one trial)\n")
+        sys.exit(2)
+    # The module by its own name, so that the objective's `import cleansweep_trial` (its
+    # TrialPruned, say) is this one and not a second copy of __main__.
+    import cleansweep_trial
+
+    sys.exit(cleansweep_trial.run_objective(sys.argv[1]))

@@ -83,7 +83,15 @@ int ValidateCommand(const ValidateArgs& args) {
   std::printf("\n          timeout %s, kill grace %s, log limit %lld MiB\n",
               c.trial.timeout ? FormatDuration(*c.trial.timeout).c_str() : "none",
               FormatDuration(c.trial.kill_grace).c_str(), static_cast<long long>(c.trial.log_limit_bytes >> 20));
-  std::printf("space     %zu parameters\n%s", c.space.params().size(), c.space.Describe().c_str());
+  if (c.space.params().empty()) {
+    std::printf(
+        "space     defined by the trial: it asks for each parameter as it runs (trial.suggest_*; "
+        "docs/trial-protocol.md), and the %s sampler draws it from the trials that had it\n",
+        c.sampler.kind.c_str());
+  } else {
+    std::printf("space     %zu parameters%s\n%s", c.space.params().size(),
+                "; the trial may define more as it runs (docs/trial-protocol.md)", c.space.Describe().c_str());
+  }
   return kExitOk;
 }
 

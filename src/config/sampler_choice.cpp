@@ -34,6 +34,11 @@ SamplerChoice ChooseSampler(const StudyConfig& config) {
   }
   const int dims = ModelDimensions(config.space);
   const std::string shape = std::to_string(dims) + (dims == 1 ? " dimension, " : " dimensions, ") + budget;
+  if (config.space.params().empty()) {
+    return {"tpe",
+            "auto: the trial defines its parameters as it runs (no space:), which TPE samples one by one "
+            "from the trials that had them"};
+  }
   if (dims == 0) return {"tpe", "auto: nothing to search (every parameter is fixed)"};
   if (trials > kAutoGpMaxTrials) {
     return {"tpe", "auto: " + shape + " (the GP for up to " + std::to_string(kAutoGpMaxTrials) + " trials)"};

@@ -199,9 +199,9 @@ Result<ParamSpec> ParseParam(const YamlReader& r, const std::string& name, const
 }  // namespace
 
 Result<SearchSpace> ParseSpace(const YamlReader& reader, const YAML::Node& node) {
-  if (!node) return reader.Error(node, "space", "missing: a config needs a `space:` with at least one parameter");
+  // None declared: the trial defines its parameters as it runs (trial.suggest_*, define-by-run).
+  if (!node || node.IsNull() || (node.IsMap() && node.size() == 0)) return SearchSpace::Create({});
   CS_RETURN_IF_ERROR(reader.ExpectMap(node, "space"));
-  if (node.size() == 0) return reader.Error(node, "space", "needs at least one parameter");
   std::vector<ParamSpec> params;
   for (const auto& item : node) {
     const std::string name = item.first.Scalar();

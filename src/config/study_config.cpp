@@ -494,12 +494,36 @@ Status ParseGang(const YamlReader& r, const YAML::Node& node, const SearchSpace&
 Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace& space, TrialOptions* out) {
   if (!node) return r.Error(node, "trial", "missing: a config needs `trial: {command: [...]}`");
   CS_RETURN_IF_ERROR(
-      r.CheckKeys(node, "trial",
-                  {"command", "launcher", "timeout", "kill_grace", "prune_grace", "stop_grace", "log_limit_mb",
-                   "tail_lines", "env", "retries", "retry_on", "memory_limit", "gpu_clean_wait", "prepare_timeout",
-                   "prefork", "checkpoint_keep", "gpus", "processes", "allow_split"}));
-  const YAML::Node command = node["command"];
-  if (!command) return r.Error(node, "trial.command", "missing: the program to run, e.g. [python3, train.py]");
+      r.CheckKeys(node, "trial", {"command",     "objective",       "launcher",     "timeout",        "kill_grace",
+                                  "prune_grace", "stop_grace",      "log_limit_mb", "tail_lines",     "env",
+                                  "retries",     "retry_on",        "memory_limit", "gpu_clean_wait", "prepare_timeout",
+                                  "prefork",     "checkpoint_keep", "gpus",         "processes",      "allow_split"}));
+  YAML::Node command;  // a null node when trial.command is absent (node[] of a missing key cannot be assigned to)
+  if (node["command"]) command = node["command"];
+  if (const YAML::Node objective = node["objective"]) {
+    // An Optuna-style objective, run in a fresh python3 per trial (python/cleansweep_trial.py).
+    Result<std::string> target = r.String(objective, "trial.objective");
+    if (!target.ok()) return target.status();
+    const size_t colon = target->rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == target->size()) {
+      return r.Error(objective, "trial.objective",
+                     "expected FILE.py:FUNCTION (or MODULE:FUNCTION), e.g. train.py:objective");
+    }
+    if (node["command"]) {
+      return r.Error(command, "trial.command",
+                     "give trial.objective or trial.command, not both (the objective's command is python3 -m "
+                     "cleansweep_trial " +
+                         *target + ")");
+    }
+    out->objective = *target;
+    command = YAML::Node(YAML::NodeType::Sequence);
+    for (const char* word : {"python3", "-m", "cleansweep_trial"}) command.push_back(word);
+    command.push_back(*target);
+  }
+  if (!command || command.IsNull()) {
+    return r.Error(node, "trial.command",
+                   "missing: the program to run, e.g. [python3, train.py], or trial.objective: train.py:objective");
+  }
   if (command.IsScalar()) {
     return r.Error(command, "trial.command", "expected a list of words, e.g. [python3, train.py, --epochs, \"3\"]");
   }
@@ -524,6 +548,11 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
                        "server that loaded the plugin trial.command[0] once)");
   }
   out->launcher = launcher == "forkserver" ? LauncherKind::kForkServer : LauncherKind::kSpawn;
+  if (!out->objective.empty() && out->launcher == LauncherKind::kForkServer) {
+    return trial.Error("launcher",
+                       "trial.objective runs a Python function in a fresh python3 per trial; the fork "
+                       "server forks C++ plugins (docs/fork-server.md)");
+  }
   CS_RETURN_IF_ERROR(trial.Read("timeout", &out->timeout, Millis(1)));
   CS_RETURN_IF_ERROR(trial.Read("kill_grace", &out->kill_grace));
   CS_RETURN_IF_ERROR(trial.Read("prune_grace", &out->prune_grace));

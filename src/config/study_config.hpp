@@ -161,8 +161,10 @@ enum class CheckpointKeep { kLast, kAll, kNone };
 
 enum class GangProcesses { kPerGpu, kSingle };
 
-struct TrialOptions {                            // trial:
-  std::vector<std::string> command;              // argv; words may hold {param} placeholders
+struct TrialOptions {                // trial:
+  std::vector<std::string> command;  // argv; words may hold {param} placeholders
+  // "train.py:objective": run objective(trial) per trial (python3 -m cleansweep_trial ...); "" if unset.
+  std::string objective;
   LauncherKind launcher = LauncherKind::kSpawn;  // forkserver: command[0] is the plugin
   std::optional<Millis> timeout;                 // wall-clock limit per trial; none if unset
   Millis kill_grace = Millis(10'000);            // SIGTERM -> SIGKILL delay

@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <limits>
 
+#include <nlohmann/json.hpp>
+
 #include "coordinator/gang_outcome.hpp"
 #include "coordinator/loop_watchdog.hpp"
 #include "pruners/pbt_pruner.hpp"
+#include "space/trial_defined.hpp"
 #include "util/number_format.hpp"
 
 namespace cleansweep {
@@ -476,7 +479,8 @@ Status Coordinator::Launch(TrialRecord running, const std::vector<int>& ranks) {
   running.worker = ranks.front();
   running.host = slot.host;
   running.gpu = slot.gpu;
-  AssignMsg assign{running.number, running.params, running.attempt, running.resumed_from, running.parent, {}};
+  // Only the declared parameters: those a trial defines it asks for as it runs (HandleSuggest).
+  AssignMsg assign{running.number, Declared(running.params), running.attempt, running.resumed_from, running.parent, {}};
   if (ranks.size() > 1) {
     Gang& gang = gangs_[running.number];
     gang.ranks = ranks;
@@ -735,6 +739,7 @@ TrialRecord Coordinator::ContinuationOf(const TrialRecord& interrupted, int atte
   next.parent = interrupted.parent;  // a child of population-based training links its start again if need be
   next.generation = interrupted.generation;
   next.last_step = interrupted.last_step;
+  next.distributions = interrupted.distributions;  // what it asked for: recorded under its number already
   const TrialCurve& curve = curves_[interrupted.number];
   if (!curve.values.empty()) next.last_step = std::max(next.last_step, curve.values.rbegin()->first);
   return next;
@@ -766,6 +771,13 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
     record = std::move(**whole);
   }
   const auto it = running_.find(record.number);
+  // The worker knows the declared parameters; what the trial defined as it ran was recorded here.
+  record.distributions = it->second.distributions;
+  for (const auto& [name, distribution] : record.distributions) {
+    if (const auto value = it->second.params.find(name); value != it->second.params.end()) {
+      record.params[name] = value->second;
+    }
+  }
   NoteDuration(record);
   history_.running.erase(record.number);
   record.enqueued = it->second.enqueued;
@@ -836,6 +848,85 @@ Status Coordinator::RecordReport(int source, const IntermediateValue& v) {
   prune_sent_.insert(v.trial);
   if (pruner_->Pauses()) pausing_.insert(v.trial);  // it stops as if pruned; RecordResult makes it PAUSED
   return SendToTrial(v.trial, source, PruneMsg{v.trial, *reason});
+}
+
+ParamSet Coordinator::Declared(const ParamSet& params) const {
+  ParamSet declared;
+  for (const auto& [name, value] : params) {
+    if (config_.space.Find(name)) declared.emplace(name, value);
+  }
+  return declared;
+}
+
+Status Coordinator::HandleSuggest(int source, const SuggestMsg& ask) {
+  SuggestReplyMsg reply{ask.number, ask.name, "", ""};
+  const auto run = running_.find(ask.number);
+  Result<ParamSpec> spec = DistributionFromJson(ask.name, ask.distribution);
+  if (run == running_.end()) {
+    reply.error = "trial " + std::to_string(ask.number) + " is not running";  // ended meanwhile: nobody waits
+  } else if (!spec.ok()) {
+    reply.error = "suggest '" + ask.name + "': " + spec.status().message();  // the worker checked it: not ours
+  } else if (config_.space.Find(ask.name)) {
+    reply.error = "'" + ask.name + "' is declared under space:, so its worker answers it";
+  }
+  if (!reply.error.empty()) {
+    pending_replies_.push_back({source, std::move(reply)});
+    return Status::Ok();
+  }
+  TrialRecord& trial = run->second;
+  const std::string distribution = DistributionJson(*spec);
+  // Asked before under this number (by another process of a gang, or by this attempt's
+  // predecessor): the value it has, if the distribution is the same.
+  if (const auto known = trial.distributions.find(ask.name); known != trial.distributions.end()) {
+    const Result<ParamSpec> before = DistributionFromJson(ask.name, known->second);
+    if (before.ok() && SameDistribution(*before, *spec)) {
+      reply.value_json = ToJson(trial.params.at(ask.name)).dump();
+    } else {
+      reply.error = "the trial asked for '" + ask.name + "' as " + DescribeDistribution(*spec) + ", and trial " +
+                    std::to_string(ask.number) + " had it as " +
+                    (before.ok() ? DescribeDistribution(*before) : known->second) +
+                    ": one name, one distribution per trial";
+    }
+    pending_replies_.push_back({source, std::move(reply)});
+    return Status::Ok();
+  }
+  std::optional<ParamValue> value;
+  // A re-run of an earlier trial (a retry, an interrupted trial run again) repeats its parameters:
+  // the value that trial was given, when it asked for the same distribution.
+  if (const auto inherited = trial.params.find(ask.name); inherited != trial.params.end() && trial.retry_of >= 0) {
+    for (auto r = history_.finished.rbegin(); r != history_.finished.rend() && !value; ++r) {
+      if (r->number != trial.retry_of) continue;
+      const auto had = r->distributions.find(ask.name);
+      const Result<ParamSpec> before = had == r->distributions.end() ? Result<ParamSpec>(Status::InvalidInput(""))
+                                                                     : DistributionFromJson(ask.name, had->second);
+      if (before.ok() && SameDistribution(*before, *spec) && SearchSpace::Normalize(*spec, inherited->second).ok()) {
+        value = inherited->second;
+      }
+      break;
+    }
+  }
+  double sampled_ms = 0;
+  if (!value) {
+    const double start = clock_->Now();
+    Result<ParamValue> drawn = sampler_->SuggestTrialDefined(ask.number, *spec, trial.params, history_);
+    sampled_ms = (clock_->Now() - start) * 1e3;
+    if (!drawn.ok()) {
+      reply.error = drawn.status().message();
+      pending_replies_.push_back({source, std::move(reply)});
+      return Status::Ok();
+    }
+    value = std::move(*drawn);
+  }
+  // Recorded in /params with this turn's commit; the answer waits for it.
+  trial.params[ask.name] = *value;
+  trial.distributions[ask.name] = distribution;
+  trial.sampler_ms += sampled_ms;
+  history_.running[ask.number][ask.name] = *value;
+  history_.trial_defined[ask.name] = distribution;
+  CS_RETURN_IF_ERROR(store_->AppendTrialParam({ask.number, ask.name, *value, distribution}));
+  reply.value_json = ToJson(*value).dump();
+  pending_replies_.push_back({source, std::move(reply)});
+  return Status::Ok();
 }
 
 Status Coordinator::RecordCheckpoint(int source, const CheckpointMsg& checkpoint) {
@@ -916,6 +1007,7 @@ Status Coordinator::Handle(const Envelope& envelope) {
     Unpin(checkpoint->number);
     return RecordCheckpoint(envelope.source, *checkpoint);
   }
+  if (const auto* ask = std::get_if<SuggestMsg>(&envelope.message)) return HandleSuggest(envelope.source, *ask);
   if (const auto* result = std::get_if<ResultMsg>(&envelope.message)) {
     Unpin(result->record.number);
     CS_RETURN_IF_ERROR(RecordResult(envelope.source, result->record));
@@ -962,10 +1054,19 @@ Status Coordinator::CommitTurn() {
   // wait), then say what finished. Taken out of the member before sending, so a failed send is
   // never retried with a moved-from message (a trial that was not sent is RUNNING in the file and
   // runs again on resume); the durable results are printed even then.
+  // Trials waiting for a parameter first: their values are durable now.
+  std::vector<std::pair<int, SuggestReplyMsg>> replies = std::move(pending_replies_);
+  pending_replies_.clear();
+  Status sent;
+  for (const auto& [rank, reply] : replies) {
+    sent = transport_->Send(rank, reply)
+               .WithContext("cannot answer rank " + std::to_string(rank) + "'s request for a parameter");
+    if (!sent.ok()) break;
+  }
   std::vector<PendingAssign> assigns = std::move(pending_assigns_);
   pending_assigns_.clear();
-  Status sent;
   for (PendingAssign& a : assigns) {
+    if (!sent.ok()) break;
     sent = transport_->Send(a.rank, a.message).WithContext("cannot hand a trial to rank " + std::to_string(a.rank));
     if (!sent.ok()) break;
     ++workers_[static_cast<size_t>(a.rank)].handed_out;
@@ -1040,6 +1141,7 @@ void Coordinator::Resume(std::vector<TrialRecord> trials, const std::vector<Inte
     if (r.retry_of < 0 && r.parent < 0) ++fresh_;  // a child of population-based training was derived
     curves_[r.number].checkpoint_step = r.checkpoint_step;
     if (config_.sampler.kind == "pbt") lineage_[r.number] = {r.params, r.generation};
+    for (const auto& [name, distribution] : r.distributions) history_.trial_defined[name] = distribution;
   }
   prior_ = std::move(trials);
 }

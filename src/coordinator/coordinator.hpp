@@ -158,6 +158,12 @@ class Coordinator {
   // The running trial declared a checkpoint: its RUNNING row says so at once, so that a job killed
   // from now on continues it from there.
   Status RecordCheckpoint(int source, const CheckpointMsg& checkpoint);
+  // Define-by-run: trial `ask.number` asks for a parameter the config does not declare. Its value
+  // (the one it already has, one its earlier run had, or the sampler's) is recorded in /params;
+  // the answer goes out after the turn's flush, so what a trial was told is durable.
+  Status HandleSuggest(int source, const SuggestMsg& ask);
+  // The parameters of `params` that the config declares: what a worker's AssignMsg carries.
+  ParamSet Declared(const ParamSet& params) const;
   // The row a trial that goes on from its checkpoint starts its next attempt with.
   TrialRecord ContinuationOf(const TrialRecord& interrupted, int attempt);
   // Sends `stop` to every worker, also past one that cannot be reached; the first failure.
@@ -261,6 +267,7 @@ class Coordinator {
   std::vector<PendingAssign> pending_assigns_;
   // Checkpoints the turn's flush makes safe to remove (trial.checkpoint_keep), by worker rank.
   std::vector<std::pair<int, ReleaseMsg>> pending_releases_;
+  std::vector<std::pair<int, SuggestReplyMsg>> pending_replies_;  // answers to suggest requests
   std::vector<PendingProgress> pending_progress_;
   std::int64_t uncommitted_rows_ = 0;
   // Gangs (docs/multi-gpu.md).

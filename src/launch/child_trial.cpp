@@ -53,6 +53,7 @@ class ChildTrial : public TrialProcess {
   void Stop(TrialState state, const std::string& reason) override;
   void Kill(TrialState state, const std::string& reason) override;
   void RequestPrune(const std::string& reason, Millis grace) override;
+  bool Answer(const std::string& line) override;
   const TrialOutcome& Outcome() const override { return outcome_; }
 
   UniqueFd out_r, report_r, control_w;
@@ -217,6 +218,18 @@ void ChildTrial::RequestPrune(const std::string& reason, Millis grace) {
   if (control_w.valid() && ::write(control_w.get(), kLine, sizeof kLine - 1) < 0) control_w.Reset();
 }
 
+bool ChildTrial::Answer(const std::string& line) {
+  if (finished_ || !control_w.valid()) return false;
+  const std::string text = line + "\n";
+  // Under PIPE_BUF (4096 bytes), so the write is whole or fails with EAGAIN: a trial that does not
+  // read its answers fills the pipe and is failed, never waited for.
+  if (text.size() > 4096) return false;
+  const ssize_t n = RetryOnEintr([&] { return ::write(control_w.get(), text.data(), text.size()); });
+  if (n == static_cast<ssize_t>(text.size())) return true;
+  if (n < 0 && errno != EAGAIN) control_w.Reset();
+  return false;
+}
+
 void ChildTrial::Reap(int status, const rusage& usage, std::vector<StepValue>* steps) {
   // Take what is still buffered in the pipes, then make sure nothing of the group survives.
   while (out_r.valid() && Drain(out_r.get(), steps)) {
@@ -348,6 +361,7 @@ Result<std::unique_ptr<TrialProcess>> StartChildTrial(const LaunchSpec& spec, Ch
   CS_RETURN_IF_ERROR(Pipe(&trial->out_r, &out_w));
   CS_RETURN_IF_ERROR(Pipe(&trial->report_r, &report_w));
   CS_RETURN_IF_ERROR(Pipe(&control_r, &trial->control_w));  // the trial's end reads without blocking
+  ::fcntl(trial->control_w.get(), F_SETFL, O_NONBLOCK);     // and ours never blocks on a trial that does not read
   CS_RETURN_IF_ERROR(trial->Spawn(start, &out_w, &report_w, &control_r));
   return std::unique_ptr<TrialProcess>(std::move(trial));
 }

@@ -54,6 +54,11 @@ void ClassifyOutcome(const ProtocolParser& reports, std::optional<TrialState> st
   } else if (reports.error()) {
     o->state = TrialState::kFail;
     o->reason = "protocol error: " + *reports.error();
+  } else if (reports.pruned() && o->signal == 0 && o->exit_code == 0 && !o->value && o->values.empty()) {
+    // It pruned itself (raise TrialPruned, as an Optuna objective does): pruned on its last report.
+    o->state = TrialState::kPruned;
+    o->value = reports.last_value();
+    o->reason = "pruned by the trial itself" + (reports.pruned()->empty() ? "" : ": " + *reports.pruned());
   } else if (o->signal != 0 || o->exit_code != 0) {
     o->reason = o->signal != 0
                     ? std::string("killed by signal ") + std::to_string(o->signal) + " (" + strsignal(o->signal) + ")"

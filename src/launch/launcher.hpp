@@ -69,6 +69,13 @@ class TrialProcess {
   // Tells the trial on its control pipe that it is pruned. It ends PRUNED with `reason` and its
   // last reported value however it exits; one that is still running after `grace` is stopped.
   virtual void RequestPrune(const std::string& reason, Millis grace) = 0;
+  // Define-by-run: writes `line` (one JSON object, without its newline) to the trial's control
+  // pipe, where the trial waits for the answer to its suggest request. False when that pipe is
+  // closed or full (a trial that asks and never reads the answers); the caller fails the trial.
+  virtual bool Answer(const std::string& line) {
+    (void)line;
+    return false;
+  }
   // Valid once Finished().
   virtual const TrialOutcome& Outcome() const = 0;
   // The trial's process group (its processes and their descendants that stayed in it), for GPU

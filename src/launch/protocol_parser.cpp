@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "space/trial_defined.hpp"
 #include "util/json_limits.hpp"
 #include "util/utf8.hpp"
 
@@ -90,10 +91,32 @@ void ProtocolParser::ParseLine(const std::string& line, std::vector<StepValue>* 
   if (j.is_discarded() || !j.is_object()) return Fail("not a JSON object: " + Utf8Prefix(line, 200));
   for (const auto& [key, v] : j.items()) {
     if (key != "value" && key != "values" && key != "step" && key != "attrs" && key != "oom" && key != "message" &&
-        key != "checkpoint") {
+        key != "checkpoint" && key != "suggest" && key != "pruned") {
       return Fail("unknown key '" + Utf8Prefix(key, 100) +
-                  "' (known: value, values, step, attrs, oom, message, checkpoint)");
+                  "' (known: value, values, step, attrs, oom, message, checkpoint, suggest, pruned)");
     }
+  }
+  if (j.contains("suggest")) {  // a line of its own: the trial waits for the answer
+    if (j.size() > 1) return Fail("a suggest request is a line of its own, without other keys");
+    if (++suggests_ > kMaxSuggestRequests) {
+      return Fail("more than " + std::to_string(kMaxSuggestRequests) +
+                  " suggest requests (ask each parameter once; the helpers keep its value)");
+    }
+    Result<ParamSpec> spec = ParseSuggestRequest(j["suggest"]);
+    if (!spec.ok()) return Fail(spec.status().message());
+    if (asked_.insert(spec->name).second && asked_.size() > kMaxTrialDefinedParams) {
+      return Fail("asks for more than " + std::to_string(kMaxTrialDefinedParams) + " parameters ('" + spec->name +
+                  "' would be the " + std::to_string(asked_.size()) + "th)");
+    }
+    StepValue request;
+    request.suggest = std::move(*spec);
+    steps->push_back(std::move(request));
+    return;
+  }
+  if (j.contains("pruned")) {
+    const nlohmann::json& why = j["pruned"];
+    if (!why.is_string() && !why.is_boolean()) return Fail("pruned must be a text (why) or true");
+    if (why.is_string() || why.get<bool>()) pruned_ = why.is_string() ? Utf8Prefix(why.get<std::string>(), 200) : "";
   }
   std::optional<std::int64_t> checkpoint;
   if (j.contains("checkpoint")) {

@@ -3,20 +3,25 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "space/parameter.hpp"
+
 namespace cleansweep {
 
 // An intermediate report, or (checkpoint set) the declaration that the trial has written its
-// checkpoint of `step` (docs/checkpoints.md).
+// checkpoint of `step` (docs/checkpoints.md), or (suggest set) a parameter the trial asks for
+// (define-by-run: docs/trial-protocol.md); the worker answers it on the control pipe.
 struct StepValue {
   std::int64_t step = 0;
   double value = 0;            // the first metric's
   std::vector<double> values;  // with several reported metrics: each one's, NaN where not reported
   bool checkpoint = false;
+  std::optional<ParamSpec> suggest;
 };
 
 // Feed it bytes as they arrive; it keeps the final value, attributes and an out-of-memory notice,
@@ -48,6 +53,8 @@ class ProtocolParser {
   const std::optional<std::string>& oom() const { return oom_; }  // "gpu" or "host"
   const std::string& oom_message() const { return oom_message_; }
   const std::optional<std::string>& error() const { return error_; }
+  // The trial said it pruned itself ({"pruned": "why"}), and why ("" when it did not say).
+  const std::optional<std::string>& pruned() const { return pruned_; }
   std::int64_t last_step() const { return last_step_; }
   const std::optional<double>& last_value() const { return last_value_; }  // of the last step report
   std::int64_t last_checkpoint() const { return last_checkpoint_; }        // -1: none declared
@@ -70,9 +77,12 @@ class ProtocolParser {
   std::optional<std::string> oom_;
   std::string oom_message_;
   std::optional<std::string> error_;
+  std::optional<std::string> pruned_;
   std::int64_t last_step_ = -1;
   std::optional<double> last_value_;
   std::int64_t last_checkpoint_ = -1;
+  std::set<std::string> asked_;  // the names of the parameters the trial asked for
+  size_t suggests_ = 0;          // its requests, repeats included
 };
 
 }  // namespace cleansweep

@@ -83,6 +83,28 @@ Result<std::string> ResolvePlugin(const std::string& word) {
                               "; give its path (with trial.launcher: forkserver, command[0] is the plugin, a .so)");
 }
 
+Result<std::string> FindPythonHelper() {
+  std::error_code ec;
+  const auto has_helper = [&](const std::string& dir) {
+    return std::filesystem::is_regular_file(dir + "/cleansweep_trial.py", ec);
+  };
+  if (const char* set = std::getenv("CLEANSWEEP_PYTHON_DIR"); set && *set) {
+    if (!has_helper(set)) {
+      return Status::InvalidInput(std::string("CLEANSWEEP_PYTHON_DIR=") + set + " holds no cleansweep_trial.py");
+    }
+    return std::string(set);
+  }
+  const std::string own = OwnDirectory();
+  std::string tried;
+  for (const std::string& dir :
+       {own + "/../" CLEANSWEEP_DATADIR "/cleansweep/python", std::string(CLEANSWEEP_PYTHON_SOURCE)}) {
+    if (has_helper(dir)) return std::filesystem::weakly_canonical(dir, ec).string();
+    tried += (tried.empty() ? "" : ", ") + dir;
+  }
+  return Status::InvalidInput("trial.objective: cleansweep_trial.py not found in " + tried +
+                              "; set CLEANSWEEP_PYTHON_DIR to the folder that holds it");
+}
+
 Result<std::string> FindForkServer() {
   if (const char* set = std::getenv("CLEANSWEEP_FORKSERVER"); set && *set) {
     if (!IsExecutableFile(set))

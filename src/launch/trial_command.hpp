@@ -25,6 +25,11 @@ inline Result<std::string> ResolveTrialProgram(const std::string& word, bool plu
   return plugin ? ResolvePlugin(word) : ResolveProgram(word);
 }
 
+// The folder of python/cleansweep_trial.py, which trial.objective runs (put on the trial's
+// PYTHONPATH): $CLEANSWEEP_PYTHON_DIR, else an install's share/cleansweep/python beside the running
+// executable's folder, else this source tree's python/. InvalidInput says what was tried.
+Result<std::string> FindPythonHelper();
+
 // The cleansweep-forkserver executable: $CLEANSWEEP_FORKSERVER, else next to the running
 // executable, else on PATH.
 Result<std::string> FindForkServer();

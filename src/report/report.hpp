@@ -52,6 +52,7 @@ class ReportingStore : public StudyStore {
   Status PutTrial(const TrialRecord& record) override;
   Status AppendIntermediate(const IntermediateValue& value) override;
   Status AppendAttempt(const TrialRecord& attempt) override { return inner_->AppendAttempt(attempt); }
+  Status AppendTrialParam(const TrialParamRow& row) override { return inner_->AppendTrialParam(row); }
   void DeferFlush(bool defer) override {
     deferred_ = defer;
     inner_->DeferFlush(defer);

@@ -7,6 +7,8 @@
 
 #include "samplers/box_lbfgs.hpp"
 #include "samplers/random_sampler.hpp"
+#include "samplers/tpe_sampler.hpp"
+#include "space/trial_defined.hpp"
 
 namespace cleansweep {
 namespace {
@@ -620,6 +622,13 @@ ParamSet GpSampler::Propose(std::int64_t number) {
 
 std::vector<ParamSet> GpSampler::AskBatch(const std::vector<std::int64_t>& numbers, const TrialHistory& history) {
   std::vector<ParamSet> out;
+  if (features_.empty()) {  // nothing to model: the fixed parameters, or none (the trial defines them)
+    for (std::int64_t n : numbers) {
+      SplitMix64 rng = StreamFor(options_.seed, static_cast<std::uint64_t>(n));
+      out.push_back(RandomSampler::Draw(space_, rng));
+    }
+    return out;
+  }
   const Observations observed = Observe(history);
   if (static_cast<std::int64_t>(observed.numbers.size()) < options_.n_startup_trials) {
     for (std::int64_t n : numbers) {
@@ -657,6 +666,68 @@ std::vector<ParamSet> GpSampler::AskBatch(const std::vector<std::int64_t>& numbe
 
 std::optional<ParamSet> GpSampler::Ask(std::int64_t number, const TrialHistory& history) {
   return AskBatch({number}, history).front();
+}
+
+Result<ParamValue> GpSampler::SuggestTrialDefined(std::int64_t number, const ParamSpec& spec, const ParamSet& asked,
+                                                  const TrialHistory& history) {
+  // The recent evidence: the last kSharedWindow scored trials that defined parameters.
+  std::vector<const TrialRecord*> recent;
+  for (auto r = history.finished.rbegin(); r != history.finished.rend() && recent.size() < kSharedWindow; ++r) {
+    if (HasScore(*r) && !r->distributions.empty()) recent.push_back(&*r);
+  }
+  std::vector<ParamSpec> shared;
+  std::string key;
+  bool asked_is_shared = false;
+  for (const auto& [name, distribution] : history.trial_defined) {
+    if (recent.empty() || space_.Find(name)) continue;
+    const bool everywhere = std::all_of(recent.begin(), recent.end(), [&](const TrialRecord* r) {
+      const auto had = r->distributions.find(name);
+      return had != r->distributions.end() && had->second == distribution && r->params.count(name);
+    });
+    if (!everywhere) continue;
+    Result<ParamSpec> parsed = DistributionFromJson(name, distribution);
+    if (!parsed.ok()) continue;
+    asked_is_shared = asked_is_shared || (name == spec.name && SameDistribution(*parsed, spec));
+    key += name + "=" + distribution + ";";
+    shared.push_back(std::move(*parsed));
+  }
+  if (!asked_is_shared) {  // independent TPE, as Optuna's GP sampler draws what it does not model
+    TpeSampler independent(space_, options_, study_.metrics);
+    return independent.SuggestTrialDefined(number, spec, asked, history);
+  }
+  if (key != shared_key_ || !shared_) {
+    Result<SearchSpace> space = SearchSpace::Create(shared);
+    if (!space.ok()) return space.status();
+    SamplerOptions options = options_;
+    options.seed = options.design_seed = ParamSeed(options_.seed, "trial-defined");
+    options.design_offset = 0;
+    options.design_stride = 1;
+    shared_ = std::make_unique<GpSampler>(std::move(*space), options, study_);
+    shared_key_ = key;
+    shared_proposals_.clear();
+  }
+  auto proposal = shared_proposals_.find(number);
+  if (proposal == shared_proposals_.end()) {
+    // Its model learns from the trials that had every shared parameter.
+    const auto has_all = [&](const ParamSet& params) {
+      return std::all_of(shared.begin(), shared.end(), [&](const ParamSpec& s) { return params.count(s.name) > 0; });
+    };
+    TrialHistory having;
+    for (const TrialRecord& r : history.finished) {
+      if (has_all(r.params)) having.finished.push_back(r);
+    }
+    for (const auto& [n, params] : history.running) {
+      if (n != number && has_all(params)) having.running.emplace(n, params);
+    }
+    std::optional<ParamSet> drawn = shared_->Ask(number, having);
+    proposal = shared_proposals_.emplace(number, drawn.value_or(ParamSet())).first;
+    for (auto it = shared_proposals_.begin(); it != shared_proposals_.end();) {  // those of ended trials go
+      it = it->first != number && !history.running.count(it->first) ? shared_proposals_.erase(it) : std::next(it);
+    }
+  }
+  const auto value = proposal->second.find(spec.name);
+  if (value == proposal->second.end()) return DrawTrialDefined(spec, ParamSeed(options_.seed, spec.name), number);
+  return value->second;
 }
 
 }  // namespace cleansweep

@@ -13,7 +13,9 @@
 // them and the most recent, so an ask's cost stops growing (docs/samplers.md).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <Eigen/Core>
@@ -40,6 +42,13 @@ class GpSampler : public Sampler {
   std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) override;
   bool AsksInBatches() const override { return true; }
   std::vector<ParamSet> AskBatch(const std::vector<std::int64_t>& numbers, const TrialHistory& history) override;
+  // Define-by-run (docs/samplers.md): the parameters trials define that each of the last
+  // kSharedWindow scored trials had, with one distribution, are modelled together by a GP of
+  // their own, fitted on the trials that had them all (one joint proposal per trial, handed out
+  // as it asks); any other parameter a trial defines is drawn by independent TPE.
+  Result<ParamValue> SuggestTrialDefined(std::int64_t number, const ParamSpec& spec, const ParamSet& asked,
+                                         const TrialHistory& history) override;
+  static constexpr size_t kSharedWindow = 10;
 
   // The model's inputs: a trial's parameters on the unit cube (nullopt: a value outside this
   // space, from an older one). Exposed for tests.
@@ -87,6 +96,11 @@ class GpSampler : public Sampler {
   std::vector<std::unique_ptr<Model>> constraints_;  // one per bound of study.constraints
   double best_ = 0;  // the best feasible standardised loss; +inf when none is feasible yet
   bool any_feasible_ = false;
+  // Define-by-run: the GP over the shared trial-defined parameters, what they are (their
+  // distributions, joined), and its proposal for each running trial that asked for one.
+  std::unique_ptr<GpSampler> shared_;
+  std::string shared_key_;
+  std::map<std::int64_t, ParamSet> shared_proposals_;
 };
 
 }  // namespace cleansweep

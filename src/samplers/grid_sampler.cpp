@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "space/trial_defined.hpp"
 #include "util/random.hpp"
 
 namespace cleansweep {
@@ -127,6 +128,14 @@ std::optional<ParamSet> GridSampler::Ask(std::int64_t /*number*/, const TrialHis
     if (used_.insert(Key(point)).second) return point;
   }
   return std::nullopt;
+}
+
+Result<ParamValue> GridSampler::SuggestTrialDefined(std::int64_t /*number*/, const ParamSpec& spec,
+                                                    const ParamSet& /*asked*/, const TrialHistory& /*history*/) {
+  return Status::InvalidInput("the trial asked for '" + spec.name + "' (" + DescribeDistribution(spec) +
+                              "), which the config does not declare, and the grid sampler searches only the grid " +
+                              "it declares: add '" + spec.name + "' to space: with its grid points, or use another " +
+                              "sampler");
 }
 
 }  // namespace cleansweep

@@ -22,6 +22,9 @@ class GridSampler : public Sampler {
 
   std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) override;
   ParamSet ProposalFor(std::int64_t, const TrialHistory&) override { return {}; }
+  // A grid is declared: a parameter it lacks has no grid points (the trial fails, saying so).
+  Result<ParamValue> SuggestTrialDefined(std::int64_t number, const ParamSpec& spec, const ParamSet& asked,
+                                         const TrialHistory& history) override;
   // The size of the whole (unsharded) grid.
   std::optional<std::int64_t> Capacity() const override { return capacity_; }
 

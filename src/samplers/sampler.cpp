@@ -12,6 +12,25 @@
 
 namespace cleansweep {
 
+std::uint64_t ParamSeed(std::uint64_t seed, const std::string& name) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a
+  for (const char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  return SplitMix64(seed ^ hash).Next();
+}
+
+ParamValue DrawTrialDefined(const ParamSpec& spec, std::uint64_t seed, std::int64_t number) {
+  SplitMix64 rng = StreamFor(ParamSeed(seed, spec.name), static_cast<std::uint64_t>(number));
+  if (spec.kind == ParamKind::kCategorical) {
+    return spec.choices[static_cast<size_t>(rng.Below(spec.choices.size()))];
+  }
+  return SearchSpace::FromUnit(spec, rng.Uniform());
+}
+
+Result<ParamValue> Sampler::SuggestTrialDefined(std::int64_t number, const ParamSpec& spec, const ParamSet& /*asked*/,
+                                                const TrialHistory& /*history*/) {
+  return DrawTrialDefined(spec, trial_defined_seed_, number);
+}
+
 ParamSet CompleteEnqueued(Sampler& sampler, const StudyConfig& config, const ParamSet& fixed, std::int64_t number,
                           const TrialHistory& history) {
   const ParamSet proposal = sampler.ProposalFor(number, history);
@@ -19,7 +38,9 @@ ParamSet CompleteEnqueued(Sampler& sampler, const StudyConfig& config, const Par
   return SearchSpace::Complete(config.space, fixed, proposal, RandomSampler::DrawEvery(config.space, rng));
 }
 
-Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
+namespace {
+
+Result<std::unique_ptr<Sampler>> MakeAnySampler(const StudyConfig& config) {
   SamplerOptions options = config.sampler;
   // A loaded config has resolved auto already; one built in code may still hold it.
   if (options.kind == "auto") options.kind = ChooseSampler(config).kind;
@@ -30,6 +51,15 @@ Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
   }
   options.seed = ShardSeed(options.kind, options.seed, config.study.shard);
   if (config.study.shard.joined) options.design_seed = options.seed;  // no part of the design: a sequence of its own
+  // Samplers that search a space they are given: with none declared (the trial defines every
+  // parameter as it runs) they would search nothing (docs/samplers.md).
+  if (config.space.params().empty() && (options.kind == "grid" || options.kind == "sobol" || options.kind == "cmaes" ||
+                                        options.kind == "nsga2" || options.kind == "pbt")) {
+    return Status::InvalidInput(config.source + ": sampler.kind: " + options.kind +
+                                " searches the parameters declared under space:, and this config declares none " +
+                                "(its trials define them as they run): use tpe (or random or gp), or declare the " +
+                                "space");
+  }
   if (options.kind == "random") {
     return std::unique_ptr<Sampler>(std::make_unique<RandomSampler>(config.space, options.seed));
   }
@@ -63,6 +93,15 @@ Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
     return std::unique_ptr<Sampler>(std::make_unique<TpeSampler>(config.space, options, config.study.metrics));
   }
   return Status::InvalidInput("sampler.kind: unknown sampler '" + options.kind + "'");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Sampler>> MakeSampler(const StudyConfig& config) {
+  Result<std::unique_ptr<Sampler>> sampler = MakeAnySampler(config);
+  if (sampler.ok())
+    (*sampler)->set_trial_defined_seed(ShardSeed(config.sampler.kind, config.sampler.seed, config.study.shard));
+  return sampler;
 }
 
 }  // namespace cleansweep

@@ -43,7 +43,25 @@ class Sampler {
   virtual std::optional<ParamSet> Derive(std::int64_t /*number*/, const ParamSet& /*parent*/) { return std::nullopt; }
   // How many trials it draws afresh before it only derives (pbt: its population); none by default.
   virtual std::optional<std::int64_t> FreshLimit() const { return std::nullopt; }
+
+  // Define-by-run (docs/samplers.md, "Parameters the trial defines"): a value for `spec`, which
+  // trial `number` asks for while it runs and the config does not declare; `asked` holds the
+  // trial's parameters so far, `history` every trial's, trial-defined ones included. By default an
+  // independent random draw that depends only on (seed, number, name); TPE and the GP learn from
+  // the trials that had the parameter; the grid refuses (InvalidInput, the reason for the trial).
+  virtual Result<ParamValue> SuggestTrialDefined(std::int64_t number, const ParamSpec& spec, const ParamSet& asked,
+                                                 const TrialHistory& history);
+  void set_trial_defined_seed(std::uint64_t seed) { trial_defined_seed_ = seed; }
+
+ protected:
+  std::uint64_t trial_defined_seed_ = 0;  // MakeSampler sets it from sampler.seed
 };
+
+// The seed of parameter `name`'s own random stream, from a sampler's seed: draws of two
+// parameters of one trial are independent.
+std::uint64_t ParamSeed(std::uint64_t seed, const std::string& name);
+// One random draw of `spec` for trial `number` (the default SuggestTrialDefined).
+ParamValue DrawTrialDefined(const ParamSpec& spec, std::uint64_t seed, std::int64_t number);
 
 // Trial `number`'s parameters for the enqueued (possibly partial) configuration `fixed`: its
 // values, the rest from the sampler's proposal, and random values for parameters that neither

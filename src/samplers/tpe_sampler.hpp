@@ -24,6 +24,10 @@ class TpeSampler : public Sampler {
   std::optional<ParamSet> Ask(std::int64_t number, const TrialHistory& history) override;
   bool AsksInBatches() const override { return true; }
   std::vector<ParamSet> AskBatch(const std::vector<std::int64_t>& numbers, const TrialHistory& history) override;
+  // Independent TPE over the trials that had the parameter (Optuna's independent sampling): the
+  // same good/other split of the history, densities of this one parameter.
+  Result<ParamValue> SuggestTrialDefined(std::int64_t number, const ParamSpec& spec, const ParamSet& asked,
+                                         const TrialHistory& history) override;
 
   // Kernels kept at most per density. Past it, the newest half is kept and the older trials are
   // thinned to every k-th with k times the weight, so the density keeps its shape while an ask

@@ -50,7 +50,7 @@ struct Reply {
   void serialize(Archive& ar) {
     ar(code, message, config_text, data.path, data.sampler, data.seed, data.cleansweep_version, data.schema_version,
        data.created, data.merged_from, data.stop_reason, data.warm_start, data.config_history, data.trials,
-       data.intermediate, data.attempts);
+       data.intermediate, data.attempts, data.trial_defined, data.trial_defined_order);
   }
 };
 

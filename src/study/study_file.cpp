@@ -195,9 +195,11 @@ struct StudyFile::Impl {
   Pending pending_trials;
   Pending pending_intermediate;
   Pending pending_attempts;
+  Pending pending_params;
   hsize_t trial_extent = 0;  // rows the datasets have in the file
   hsize_t intermediate_extent = 0;
   hsize_t attempt_extent = 0;
+  hsize_t param_extent = 0;
 
   bool defer_flush = false;
   bool dirty = false;  // written since the last flush
@@ -212,17 +214,21 @@ struct StudyFile::Impl {
   RowLayout trials_layout;
   RowLayout intermediate_layout;
   RowLayout attempts_layout;
+  RowLayout params_layout;
   h5::Handle file;
   h5::Handle trials;
   h5::Handle intermediate;
   h5::Handle attempts;
+  h5::Handle params;
   h5::Handle trials_type;
   h5::Handle intermediate_type;
   h5::Handle attempts_type;
+  h5::Handle params_type;
   h5::Handle write_props;  // dataset transfer: a conversion buffer sized for one row
   hsize_t trial_rows = 0;
   hsize_t intermediate_rows = 0;
   hsize_t attempt_rows = 0;
+  hsize_t param_rows = 0;
   std::map<std::int64_t, hsize_t> row_of;  // trial number -> row in /trials
 };
 
@@ -269,11 +275,13 @@ std::unique_ptr<StudyFile::Impl> StudyFile::Impl::Make(const std::string& path, 
   impl->intermediate_type = CompoundType(impl->intermediate_layout);
   impl->attempts_layout = AttemptsLayout();
   impl->attempts_type = CompoundType(impl->attempts_layout);
+  impl->params_layout = ParamsLayout();
+  impl->params_type = CompoundType(impl->params_layout);
   // One row per write: a conversion buffer of a few rows, not HDF5's default 1 MiB, which it
   // would allocate and zero (twice) for every row written.
   impl->write_props = h5::Handle(H5Pcreate(H5P_DATASET_XFER));
   const size_t row_bytes = std::max({H5Tget_size(impl->trials_type.get()), H5Tget_size(impl->intermediate_type.get()),
-                                     H5Tget_size(impl->attempts_type.get())});
+                                     H5Tget_size(impl->attempts_type.get()), H5Tget_size(impl->params_type.get())});
   h5::Must(H5Pset_buffer(impl->write_props.get(), 4 * row_bytes, nullptr, nullptr));
   return impl;
 }
@@ -333,6 +341,9 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, co
     Result<h5::Handle> attempts = CreateTable(file->file.get(), "attempts", file->attempts_type.get());
     if (!attempts.ok()) return attempts.status();
     file->attempts = std::move(*attempts);
+    Result<h5::Handle> params = CreateTable(file->file.get(), "params", file->params_type.get());
+    if (!params.ok()) return params.status();
+    file->params = std::move(*params);
     CS_RETURN_IF_ERROR(file->StartSwmr());
     // Never over a file another program put at the path meanwhile (the study lock binds only us).
     if (claimed) {
@@ -348,6 +359,7 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Create(const std::string& path, co
     file->trials.Reset();
     file->intermediate.Reset();
     file->attempts.Reset();
+    file->params.Reset();
     file->file.Reset();
     std::filesystem::remove(staging, ec);
     return status;
@@ -374,7 +386,7 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
     // So does one from before /attempts existed.
     return stored_config.ok() && *stored_config == config.yaml_text && stored_space.ok() &&
            *stored_space == SpaceJson(config.space) && H5Aexists(r->get(), "stop_reason") > 0 &&
-           H5Lexists(r->get(), "attempts", H5P_DEFAULT) > 0;
+           H5Lexists(r->get(), "attempts", H5P_DEFAULT) > 0 && H5Lexists(r->get(), "params", H5P_DEFAULT) > 0;
   }();
   const h5::Handle fapl = LatestFormatAccess(true);
   // HDF5 locks the file while a reader opens it (and for as long as a reader without SWMR keeps it
@@ -418,6 +430,9 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
     if (H5Lexists(plain->get(), "attempts", H5P_DEFAULT) <= 0) {  // a file from before checkpoints
       CS_RETURN_IF_ERROR(CreateTable(plain->get(), "attempts", file->attempts_type.get()).status());
     }
+    if (H5Lexists(plain->get(), "params", H5P_DEFAULT) <= 0) {  // a file from before define-by-run
+      CS_RETURN_IF_ERROR(CreateTable(plain->get(), "params", file->params_type.get()).status());
+    }
     CS_RETURN_IF_ERROR(h5::CheckCall(H5Fflush(plain->get(), H5F_SCOPE_LOCAL), path + ": cannot flush"));
   }
   Result<h5::Handle> f = open(H5F_ACC_RDWR | H5F_ACC_SWMR_WRITE);
@@ -453,6 +468,10 @@ Result<std::unique_ptr<StudyFile>> StudyFile::Reopen(const std::string& path, co
   CS_ASSIGN_OR_RETURN(file->attempts, h5::CheckId(H5Dopen2(file->file.get(), "attempts", H5P_DEFAULT),
                                                   path + ": missing dataset /attempts"));
   CS_ASSIGN_OR_RETURN(file->attempt_rows, h5::RowCount(file->attempts.get(), path + ": /attempts"));
+  CS_ASSIGN_OR_RETURN(
+      file->params, h5::CheckId(H5Dopen2(file->file.get(), "params", H5P_DEFAULT), path + ": missing dataset /params"));
+  CS_ASSIGN_OR_RETURN(file->param_rows, h5::RowCount(file->params.get(), path + ": /params"));
+  file->param_extent = file->param_rows;
   file->trial_extent = file->trial_rows;
   file->intermediate_extent = file->intermediate_rows;
   file->attempt_extent = file->attempt_rows;
@@ -477,12 +496,14 @@ StudyFile::~StudyFile() {
     (void)impl_->trials.release();
     (void)impl_->intermediate.release();
     (void)impl_->attempts.release();
+    (void)impl_->params.release();
     (void)impl_->file.release();
     return;
   }
   impl_->trials.Reset();
   impl_->intermediate.Reset();
   impl_->attempts.Reset();
+  impl_->params.Reset();
   impl_->file.Reset();  // closing clears the "open for writing" flag; then the lock goes
 }
 
@@ -579,6 +600,7 @@ Status StudyFile::Impl::FlushReserved() {
                                   &intermediate_extent));
   CS_RETURN_IF_ERROR(
       WritePending(attempts.get(), attempts_type.get(), &pending_attempts, attempt_rows, &attempt_extent));
+  CS_RETURN_IF_ERROR(WritePending(params.get(), params_type.get(), &pending_params, param_rows, &param_extent));
   CS_RETURN_IF_ERROR(h5::CheckCall(H5Fflush(file.get(), H5F_SCOPE_LOCAL), path + ": cannot flush"));
   dirty = false;
   return Status::Ok();
@@ -678,6 +700,16 @@ Status StudyFile::AppendAttempt(const TrialRecord& r) {
   row.Set("energy_j", r.energy_j);
   row.Set("reason", r.reason);
   return impl_->WriteRow(&impl_->pending_attempts, std::move(row), impl_->attempt_rows, &impl_->attempt_rows);
+}
+
+Status StudyFile::AppendTrialParam(const TrialParamRow& p) {
+  RowBuffer row(impl_->params_layout);
+  row.Set("trial", p.trial);
+  row.Set("name", p.name);
+  row.Set("value", AsNumber(p.value));
+  row.Set("value_json", ToJson(p.value).dump());
+  row.Set("distribution", p.distribution);
+  return impl_->WriteRow(&impl_->pending_params, std::move(row), impl_->param_rows, &impl_->param_rows);
 }
 
 }  // namespace cleansweep

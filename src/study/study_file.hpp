@@ -39,6 +39,7 @@ class StudyFile : public StudyStore {
   Status PutTrial(const TrialRecord& record) override;
   Status AppendIntermediate(const IntermediateValue& value) override;
   Status AppendAttempt(const TrialRecord& attempt) override;
+  Status AppendTrialParam(const TrialParamRow& row) override;
   void DeferFlush(bool defer) override;
   Status Flush() override;
   // The root attribute stop_reason, rewritten in place (SWMR allows that, not a new attribute).
@@ -69,6 +70,11 @@ struct StudyData {
   std::vector<IntermediateValue> intermediate;
   // /attempts: earlier attempts of trials that went on from a checkpoint (number = the trial).
   std::vector<TrialRecord> attempts;
+  // /params: the parameters trials defined while they ran (define-by-run), name -> the latest
+  // distribution asked for, and the names in the order they were first asked. Their values are
+  // in the trials' params.
+  std::map<std::string, std::string> trial_defined;
+  std::vector<std::string> trial_defined_order;
 };
 
 // InvalidInput when `path` is missing or not a cleansweep study; IoError on read failures.

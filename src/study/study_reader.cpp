@@ -6,7 +6,10 @@
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -15,6 +18,7 @@
 #include "study/study_reader.hpp"
 #include "study/table_layout.hpp"
 #include "util/crc32.hpp"
+#include "util/utf8.hpp"
 
 namespace cleansweep {
 namespace {
@@ -425,6 +429,44 @@ Status ReadIntermediate(hid_t file, StudyData* study) {
   return Status::Ok();
 }
 
+// /params (define-by-run): each row's value joins its trial's params, its distribution the
+// trial's distributions; StudyData::trial_defined gets every name, in first-asked order.
+Status ReadTrialParams(hid_t file, StudyData* study) {
+  if (H5Lexists(file, "params", H5P_DEFAULT) <= 0) return Status::Ok();  // files from before define-by-run
+  Result<h5::Handle> ds = h5::CheckId(H5Dopen2(file, "params", H5P_DEFAULT), "cannot open /params");
+  if (!ds.ok()) return ds.status();
+  const hid_t d = ds->get();
+  auto trials = ReadNumbers<std::int64_t>(d, "trial", H5T_NATIVE_INT64);
+  auto names = ReadStrings(d, "name");
+  auto values = ReadStrings(d, "value_json");
+  auto distributions = ReadStrings(d, "distribution");
+  for (const Status& s : {trials.status(), names.status(), values.status(), distributions.status()}) {
+    CS_RETURN_IF_ERROR(s);
+  }
+  for (const size_t size : {names->size(), values->size(), distributions->size()}) {
+    CS_RETURN_IF_ERROR(CoversRows(size, trials->size(), "/params"));
+  }
+  std::map<std::int64_t, size_t> index_of;
+  for (size_t i = 0; i < study->trials.size(); ++i) index_of[study->trials[i].number] = i;
+  for (size_t i = 0; i < trials->size(); ++i) {
+    const auto at = index_of.find((*trials)[i]);
+    const std::string& name = (*names)[i];
+    if (at == index_of.end() || name.empty()) continue;  // no trial row: nothing to join it to
+    const nlohmann::json value = nlohmann::json::parse((*values)[i], nullptr, /*allow_exceptions=*/false);
+    Result<ParamSet> parsed = ParamSetFromJson(nlohmann::json{{name, value}});
+    if (value.is_discarded() || !parsed.ok()) {
+      return Status::IoError("/params row " + std::to_string(i) + ": the value of " + name +
+                             " is not JSON: " + Utf8Prefix((*values)[i], 60));
+    }
+    TrialRecord& r = study->trials[at->second];
+    r.params[name] = parsed->begin()->second;
+    r.distributions[name] = (*distributions)[i];
+    if (!study->trial_defined.count(name)) study->trial_defined_order.push_back(name);
+    study->trial_defined[name] = (*distributions)[i];
+  }
+  return Status::Ok();
+}
+
 Status ReadAttempts(hid_t file, StudyData* study) {
   if (H5Lexists(file, "attempts", H5P_DEFAULT) <= 0) return Status::Ok();  // files from before checkpoints
   Result<h5::Handle> ds = h5::CheckId(H5Dopen2(file, "attempts", H5P_DEFAULT), "cannot open /attempts");
@@ -575,6 +617,7 @@ Result<StudyData> ReadStudyFileOnce(const std::string& path, std::vector<size_t>
   CS_RETURN_IF_ERROR(ReadTrials(f, &study, unsettled).WithContext(path));
   CS_RETURN_IF_ERROR(ReadIntermediate(f, &study).WithContext(path));
   CS_RETURN_IF_ERROR(ReadAttempts(f, &study).WithContext(path));
+  CS_RETURN_IF_ERROR(ReadTrialParams(f, &study).WithContext(path));
   return study;
 }
 

@@ -20,6 +20,9 @@ class StudyStore {
   // An attempt of a trial that goes on under its number from a checkpoint: the row it had when
   // that attempt ended, kept apart (/attempts) before the trial's row is written again.
   virtual Status AppendAttempt(const TrialRecord& attempt) = 0;
+  // Define-by-run: a parameter a running trial asked for, recorded before the trial gets its
+  // value (/params). One row per (trial, name).
+  virtual Status AppendTrialParam(const TrialParamRow& row) = 0;
   // Group commit: while deferred, rows are written but become durable only at Flush(), all of
   // them at once. The coordinator defers, and flushes once per turn of its loop, before anything
   // that depends on those rows (an assignment, a progress line) leaves it.

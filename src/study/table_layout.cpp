@@ -226,6 +226,16 @@ RowLayout AttemptsLayout() {
   return layout;
 }
 
+RowLayout ParamsLayout() {
+  RowLayout layout;
+  layout.Add("trial", ColumnType::kInt64);
+  layout.Add("name", ColumnType::kString, kTrialParamNameLength);
+  layout.Add("value", ColumnType::kFloat64);
+  layout.Add("value_json", ColumnType::kString, kTrialParamJsonLength);
+  layout.Add("distribution", ColumnType::kString, kTrialParamJsonLength);
+  return layout;
+}
+
 std::string MetricsJson(const StudyOptions& study) {
   nlohmann::json metrics = nlohmann::json::array();
   for (const Metric& m : study.metrics)

@@ -122,5 +122,9 @@ void SetPlaceColumns(const TrialRecord& record, RowBuffer* row);
 // The columns of /attempts: one row per ended attempt of a trial that went on under its number
 // from a checkpoint (docs/study-format.md).
 RowLayout AttemptsLayout();
+// /params: the parameters trials defined while they ran (define-by-run), one row per (trial, name).
+RowLayout ParamsLayout();
+inline constexpr size_t kTrialParamNameLength = 64;   // kMaxTrialDefinedNameBytes
+inline constexpr size_t kTrialParamJsonLength = 512;  // kMaxDistributionBytes: a choice's JSON fits too
 
 }  // namespace cleansweep

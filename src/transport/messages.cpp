@@ -51,6 +51,10 @@ const char* TagName(Tag tag) {
       return "release";
     case Tag::kAbort:
       return "abort";
+    case Tag::kSuggest:
+      return "suggest";
+    case Tag::kSuggestReply:
+      return "suggest reply";
   }
   return "?";
 }
@@ -90,6 +94,10 @@ Result<Message> Decode(int tag, const std::string& payload) {
       return DecodeAs<ReleaseMsg>(payload);
     case Tag::kAbort:
       return DecodeAs<AbortMsg>(payload);
+    case Tag::kSuggest:
+      return DecodeAs<SuggestMsg>(payload);
+    case Tag::kSuggestReply:
+      return DecodeAs<SuggestReplyMsg>(payload);
   }
   return Status::RuntimeError("message with unknown tag " + std::to_string(tag));
 }

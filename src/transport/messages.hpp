@@ -10,17 +10,19 @@
 namespace cleansweep {
 
 enum class Tag : int {
-  kHello = 1,   // worker -> coordinator: I am up
-  kSetup,       // coordinator -> worker: the effective config and where trial folders go
-  kReady,       // worker -> coordinator: set up (or why not), and the GPU it will use
-  kAssign,      // coordinator -> worker: run this trial
-  kStep,        // worker -> coordinator: an intermediate value of the running trial
-  kResult,      // worker -> coordinator: the trial ended
-  kStop,        // coordinator -> worker: interrupt any trial, then exit
-  kPrune,       // coordinator -> worker: the running trial is pruned
-  kCheckpoint,  // worker -> coordinator: the running trial declared a checkpoint
-  kRelease,     // coordinator -> worker: a trial's older checkpoints may go (the newer one is durable)
-  kAbort,       // coordinator -> worker: another process of this gang trial failed; stop ours
+  kHello = 1,     // worker -> coordinator: I am up
+  kSetup,         // coordinator -> worker: the effective config and where trial folders go
+  kReady,         // worker -> coordinator: set up (or why not), and the GPU it will use
+  kAssign,        // coordinator -> worker: run this trial
+  kStep,          // worker -> coordinator: an intermediate value of the running trial
+  kResult,        // worker -> coordinator: the trial ended
+  kStop,          // coordinator -> worker: interrupt any trial, then exit
+  kPrune,         // coordinator -> worker: the running trial is pruned
+  kCheckpoint,    // worker -> coordinator: the running trial declared a checkpoint
+  kRelease,       // coordinator -> worker: a trial's older checkpoints may go (the newer one is durable)
+  kAbort,         // coordinator -> worker: another process of this gang trial failed; stop ours
+  kSuggest,       // worker -> coordinator: the running trial asks for a parameter the config does not declare
+  kSuggestReply,  // coordinator -> worker: its value (recorded in the study file first), or why not
 };
 
 const char* TagName(Tag tag);
@@ -169,8 +171,34 @@ struct AbortMsg {
   }
 };
 
+// Define-by-run (docs/trial-protocol.md): trial `number` asks for `name` with `distribution`
+// (DistributionJson). The worker sends it only for a name the config does not declare, one at a
+// time per trial; rank 0 draws the value, records it, and answers with SuggestReplyMsg.
+struct SuggestMsg {
+  std::int64_t number = -1;
+  std::string name;
+  std::string distribution;
+  template <class A>
+  void serialize(A& ar) {
+    ar(number, name, distribution);
+  }
+};
+
+// The value as JSON text (`0.0012`, `"adam"`), durable in the study file before this is sent; or,
+// with `error` set, why the trial cannot have it (it then fails with that protocol error).
+struct SuggestReplyMsg {
+  std::int64_t number = -1;
+  std::string name;
+  std::string value_json;
+  std::string error;
+  template <class A>
+  void serialize(A& ar) {
+    ar(number, name, value_json, error);
+  }
+};
+
 using Message = std::variant<HelloMsg, SetupMsg, ReadyMsg, AssignMsg, StepMsg, ResultMsg, StopMsg, PruneMsg,
-                             CheckpointMsg, ReleaseMsg, AbortMsg>;
+                             CheckpointMsg, ReleaseMsg, AbortMsg, SuggestMsg, SuggestReplyMsg>;
 
 Tag TagOf(const Message& message);
 std::string Encode(const Message& message);

@@ -47,7 +47,11 @@ struct TrialRecord {
   // meets them; NaN without constraints, for other states, and in older files.
   double violation = std::numeric_limits<double>::quiet_NaN();
   bool infeasible() const { return violation > 0; }
-  ParamSet params;
+  ParamSet params;  // the declared parameters (space:) and those the trial defined (define-by-run)
+  // The parameters the trial defined while it ran (docs/trial-protocol.md), name -> distribution
+  // as JSON (DistributionJson); their values are in `params`. The study file keeps them in
+  // /params; a worker's result has none (rank 0 records them as the trial asks).
+  std::map<std::string, std::string> distributions;
   double start_time = 0;  // Unix time, seconds
   double end_time = 0;
   int worker = -1;  // MPI rank that ran it
@@ -110,8 +114,16 @@ struct TrialRecord {
        retry_of, enqueued, sampler_ms, last_step, reason, output_tail, attrs_json, gpu_mem_before_mb, gpu_mem_peak_mb,
        gpu_mem_after_mb, gpu_mem_foreign_mb, worker_free_time, cpu_seconds, gpu_seconds, energy_j, values, pareto,
        violation, checkpoint_step, resumed_from, parent, generation, gpus, workers, peak_rss_max_kb,
-       gpu_mem_peak_max_mb);
+       gpu_mem_peak_max_mb, distributions);
   }
+};
+
+// One parameter a trial defined while it ran, as the study file's /params holds it.
+struct TrialParamRow {
+  std::int64_t trial = -1;
+  std::string name;
+  ParamValue value;
+  std::string distribution;  // DistributionJson
 };
 
 struct IntermediateValue {
@@ -148,6 +160,9 @@ struct TrialHistory {
   // promotion makes them run again (they leave) or the study ends (they join `finished`, PRUNED).
   // Kept apart so that `finished` only grows and never holds a trial twice.
   std::map<std::int64_t, TrialRecord> paused;
+  // Define-by-run: the parameters trials defined while they ran, name -> the distribution last
+  // asked for (DistributionJson). Their values are in the trials' params, beside the declared ones.
+  std::map<std::string, std::string> trial_defined;
 };
 
 }  // namespace cleansweep

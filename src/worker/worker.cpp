@@ -19,6 +19,7 @@
 #include "launch/output_capture.hpp"
 #include "launch/spawn_launcher.hpp"
 #include "launch/trial_command.hpp"
+#include "space/trial_defined.hpp"
 #include "util/utf8.hpp"
 #include "worker/gpu_binding.hpp"
 
@@ -86,6 +87,13 @@ Status Worker::SetUp(const SetupMsg& setup) {
       own_launcher_ = std::move(*made);
       launcher_ = own_launcher_.get();
     }
+  }
+  if (program.ok() && !config->trial.objective.empty()) {
+    Result<std::string> helper = FindPythonHelper();
+    if (helper.ok())
+      python_helper_ = *helper;
+    else
+      program = helper.status();
   }
   if (program.ok()) {
     config_ = std::move(*config);
@@ -162,6 +170,11 @@ LaunchSpec Worker::SpecFor(const AssignMsg& assign) const {
   spec.env["CLEANSWEEP_RESUME_STEP"] = assign.resume_step >= 0 ? std::to_string(assign.resume_step) : "";
   spec.env["CLEANSWEEP_REPORT_FD"] = std::to_string(SpawnLauncher::kReportFd);
   spec.env["CLEANSWEEP_CONTROL_FD"] = std::to_string(SpawnLauncher::kControlFd);
+  spec.env["CLEANSWEEP_METRICS"] = nlohmann::json(spec.metrics).dump();  // what an objective's return values are
+  if (!options.objective.empty()) {                                      // python3 -m cleansweep_trial finds the helper
+    const char* before = std::getenv("PYTHONPATH");
+    spec.env["PYTHONPATH"] = python_helper_ + (before && *before ? ":" + std::string(before) : "");
+  }
   // Whether a notice can come on it at all: a trial need not wait for a verdict that never comes.
   spec.env["CLEANSWEEP_PRUNING"] = config_->sampler.kind == "pbt" || config_->pruner.kind != "none" ? "1" : "0";
   // One device, or none: a trial never sees a GPU that belongs to another worker.
@@ -353,13 +366,64 @@ Status Worker::RunTrial(const AssignMsg& assign) {
                      created.status().message().c_str());
       }
     }
+    // Define-by-run (docs/trial-protocol.md): what the trial was told, by name, and the request
+    // rank 0 is answering (one at a time).
+    std::map<std::string, std::pair<ParamSpec, std::string>> answered;
+    std::optional<ParamSpec> asking;
+    const auto answer = [&](const ParamSpec& asked, const std::string& value_json, const std::string& error) {
+      nlohmann::json line = {{"name", asked.name}};
+      if (error.empty()) {
+        line["value"] = nlohmann::json::parse(value_json, nullptr, false);
+        answered[asked.name] = {asked, value_json};
+      } else {
+        line["error"] = error;
+      }
+      const bool delivered = trial.Answer(line.dump());
+      if (!error.empty()) {
+        trial.Stop(TrialState::kFail, "protocol error: " + error);
+      } else if (!delivered) {
+        trial.Stop(TrialState::kFail, "protocol error: the answer to the request for '" + asked.name +
+                                          "' could not be written to the trial's control pipe (CLEANSWEEP_CONTROL_FD "
+                                          "closed, or full of answers the trial never read)");
+      }
+    };
+    const auto ask = [&](const ParamSpec& asked) -> Status {
+      if (const auto known = answered.find(asked.name); known != answered.end()) {
+        if (SameDistribution(known->second.first, asked)) {
+          answer(asked, known->second.second, "");
+        } else {
+          answer(asked, "",
+                 "the trial asked for '" + asked.name + "' as " + DescribeDistribution(asked) + ", and before as " +
+                     DescribeDistribution(known->second.first) + ": one name, one distribution per trial");
+        }
+        return Status::Ok();
+      }
+      if (const ParamSpec* declared = config_->space.Find(asked.name)) {
+        std::string value_json;
+        const std::optional<std::string> error = AnswerDeclared(assign, *declared, asked, &value_json);
+        answer(asked, value_json, error.value_or(""));
+        return Status::Ok();
+      }
+      if (asking) {
+        answer(asked, "",
+               "the trial asked for '" + asked.name + "' before the answer for '" + asking->name +
+                   "' came: one request at a time (read each answer on CLEANSWEEP_CONTROL_FD first)");
+        return Status::Ok();
+      }
+      asking = asked;
+      return transport_->Send(0, SuggestMsg{assign.number, asked.name, DistributionJson(asked)});
+    };
     while (!trial.Finished()) {
-      trial.Poll(kTrialPoll, &steps);
+      trial.Poll(asking ? Millis(0) : kTrialPoll, &steps);
       if (telemetry && std::chrono::steady_clock::now() >= next_sample) {
         SampleGpu(devices, trial.ProcessGroup(), &record, &device_peak);
         next_sample = std::chrono::steady_clock::now() + kGpuSample;
       }
       for (const StepValue& s : steps) {
+        if (s.suggest) {
+          CS_RETURN_IF_ERROR(ask(*s.suggest));
+          continue;
+        }
         if (!leads) {
           const std::string line =
               (s.checkpoint ? nlohmann::json{{"step", s.step}, {"checkpoint", true}}
@@ -395,10 +459,17 @@ Status Worker::RunTrial(const AssignMsg& assign) {
           trial.Stop(TrialState::kInterrupted, "interrupted: stop signal, and no word from the coordinator");
         }
       }
-      Result<std::optional<Envelope>> got = transport_->Receive(Millis(0));
+      // While rank 0 answers a request the trial waits: look for the answer often, not every kTrialPoll.
+      Result<std::optional<Envelope>> got = transport_->Receive(asking ? Millis(2) : Millis(0));
       if (!got.ok()) return got.status();
       if (!got->has_value()) continue;
-      if (const auto* next = std::get_if<AssignMsg>(&(*got)->message)) {
+      if (const auto* reply = std::get_if<SuggestReplyMsg>(&(*got)->message)) {
+        if (asking && reply->number == assign.number && reply->name == asking->name) {
+          const ParamSpec asked = std::move(*asking);
+          asking.reset();
+          answer(asked, reply->value_json, reply->error);
+        }  // else the answer to a trial that ended meanwhile: nobody waits for it
+      } else if (const auto* next = std::get_if<AssignMsg>(&(*got)->message)) {
         queue_.push_back(*next);  // runs when this one has ended
       } else if (const auto* stop = std::get_if<StopMsg>(&(*got)->message)) {
         stop_ = true;
@@ -469,6 +540,32 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     return SendResult(assign, std::move(record), started.status().message());
   }
   return SendResult(assign, std::move(record), "", reported_values);
+}
+
+std::optional<std::string> Worker::AnswerDeclared(const AssignMsg& assign, const ParamSpec& declared,
+                                                  const ParamSpec& asked, std::string* value_json) const {
+  const std::string where = declared.line > 0 ? " (line " + std::to_string(declared.line) + ")" : "";
+  const auto value = assign.params.find(asked.name);
+  if (declared.kind == ParamKind::kFixed) {  // the config pins what the trial would search over
+    const Result<ParamValue> fits = SearchSpace::Normalize(asked, declared.fixed_value);
+    if (!fits.ok()) {
+      return "the trial asked for '" + asked.name + "' as " + DescribeDistribution(asked) + ", and the config fixes " +
+             "it at " + FormatValue(declared.fixed_value) + where + ", which that does not hold";
+    }
+    *value_json = ToJson(*fits).dump();
+    return std::nullopt;
+  }
+  if (!SameDistribution(declared, asked)) {
+    return "the trial asked for '" + asked.name + "' as " + DescribeDistribution(asked) + ", and the config's " +
+           "space: declares it as " + DescribeDistribution(declared) + where +
+           ": make them agree (or leave it out of space: and let the trial define it)";
+  }
+  if (value == assign.params.end()) {
+    return "the trial asked for '" + asked.name + "', which the config's space: declares with when:" + where +
+           " and is inactive in this trial";
+  }
+  *value_json = ToJson(value->second).dump();
+  return std::nullopt;
 }
 
 void Worker::Release(const ReleaseMsg& release) const {

@@ -61,6 +61,10 @@ class Worker {
   Status RunTrial(const AssignMsg& assign);
   // Removes the checkpoints rank 0 released (trial.checkpoint_keep); a failure is a warning.
   void Release(const ReleaseMsg& release) const;
+  // Define-by-run: the answer to the running trial's request for `asked`, a parameter the config
+  // declares: its value in `assign` as JSON in *value_json, or why the trial cannot have it.
+  std::optional<std::string> AnswerDeclared(const AssignMsg& assign, const ParamSpec& declared, const ParamSpec& asked,
+                                            std::string* value_json) const;
   void Identify(const AssignMsg& assign, TrialRecord* record) const;  // the trial's number, parameters, worker
   // Adds who ran it and sends it to rank 0; `worker_fault`: why this worker cannot start trials.
   // `reported_values`: the trial's final values, filled into a multi-metric study's record.
@@ -88,6 +92,7 @@ class Worker {
   WorkerIdentity identity_;
   std::optional<StudyConfig> config_;
   std::string program_;
+  std::string python_helper_;  // trial.objective: the folder of cleansweep_trial.py
   std::string gpu_;
   std::optional<RendezvousPort> port_;  // MASTER_PORT of the gang trials it leads, when the study has gangs
   std::string trials_root_;

@@ -247,9 +247,25 @@ TEST(StudyConfig, PlaceholdersMustNameParameters) {
 
 TEST(StudyConfig, MissingSectionsSayWhatIsNeeded) {
   EXPECT_NE(ErrorOf("sampler: {kind: random}\n").find("study: missing"), std::string::npos);
-  EXPECT_NE(ErrorOf("study: {name: x}\ntrial: {command: [a]}\n").find("space: missing"), std::string::npos);
   EXPECT_NE(ErrorOf("study: {name: x}\nspace: {a: 1}\n").find("trial: missing"), std::string::npos);
   EXPECT_NE(ErrorOf("- 1\n- 2\n").find("expected a mapping"), std::string::npos);
+}
+
+// Define-by-run: without space: the trial defines every parameter as it runs; the samplers that
+// search only a declared space say so.
+TEST(StudyConfig, SpaceIsOptionalAndAnObjectIsACommand) {
+  Result<StudyConfig> config =
+      LoadConfigText("study: {name: x}\ntrial: {objective: \"train.py:objective\"}\n", "cfg.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_TRUE(config->space.params().empty());
+  EXPECT_EQ(config->sampler.kind, "tpe");
+  EXPECT_NE(config->sampler.reason.find("the trial defines its parameters"), std::string::npos);
+  EXPECT_EQ(config->trial.command,
+            (std::vector<std::string>{"python3", "-m", "cleansweep_trial", "train.py:objective"}));
+  EXPECT_NE(ErrorOf("study: {name: x}\ntrial: {objective: train.py}\n").find("expected FILE.py:FUNCTION"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("study: {name: x}\ntrial: {objective: \"t.py:f\", command: [a]}\n").find("not both"),
+            std::string::npos);
 }
 
 TEST(StudyConfig, ParameterNamesAreIdentifiers) {

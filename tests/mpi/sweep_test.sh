@@ -361,6 +361,114 @@ assert len(inter) == sum(t["param_steps"])
 print("python trials ok")
 PY
     ;;
+  define_by_run)  # an Optuna-style objective: parameters asked as it runs (issue 39), and trials that abuse it
+    cp -r "$src/python" .
+    cat > obj.py <<'PY'
+import cleansweep_trial as cs
+
+
+def objective(trial):
+    x = trial.suggest_float("x", -5, 5)
+    opt = trial.suggest_categorical("opt", ["adam", "sgd"])
+    loss = (x - 1.5) ** 2
+    if opt == "sgd":  # a conditional parameter, as Optuna objectives have them
+        loss += (trial.suggest_float("momentum", 0.5, 0.99) - 0.9) ** 2
+    assert trial.suggest_float("x", -5, 5) == x  # asked again: the same value
+    n = trial.suggest_int("n", 1, 4)  # declared under space:, answered by the worker
+    for step in range(n):
+        trial.report(loss + 1.0 / (step + 1), step)
+    if x > 4.0:
+        raise cs.TrialPruned("too far out")
+    return loss
+
+
+def abuse(trial):
+    mode = trial.suggest_categorical("mode", ["bounds", "many", "absurd", "flood", "ok"])
+    if mode == "bounds":
+        trial.suggest_int("n", 1, 8)  # the config declares [1, 4]
+    elif mode == "many":
+        for i in range(10000):
+            trial.suggest_float("p%d" % i, 0, 1)
+    elif mode == "absurd":
+        trial.suggest_float("y", -1e308, 1e308)
+    elif mode == "flood":
+        t = trial._trial
+        t._send({"suggest": {"name": "a", "type": "float", "low": 0, "high": 1}})
+        t._send({"suggest": {"name": "b", "type": "float", "low": 0, "high": 1}})
+        t._answer("b")
+    return 1.0
+PY
+    cat > dbr.yaml <<YAML
+study: {name: dbr, direction: minimize, n_trials: 14, storage: $work/dbr.h5}
+sampler: {kind: tpe, seed: 2, n_startup_trials: 4}
+trial: {objective: "obj.py:objective", timeout: 60s}
+space:
+  n: {type: int, low: 1, high: 4}
+YAML
+    "$bin/cleansweep" validate dbr.yaml > v.txt || fail "validate exited $?"
+    grep -q "the trial may define more as it runs" v.txt || fail "validate: $(cat v.txt)"
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run dbr.yaml > out.txt || fail "run exited $?: $(cat out.txt)"
+    /usr/bin/python3 - <<PY || fail "define-by-run study: $(cat out.txt)"
+import h5py, json
+with h5py.File("$work/dbr.h5", "r", swmr=True) as f:
+    t = f["trials"][:]
+    p = f["params"][:]
+assert len(t) == 14, len(t)
+assert "param_x" not in t.dtype.names  # /trials holds the declared parameters; /params the trial's own
+byname = {}
+for row in p:
+    key = (int(row["trial"]), row["name"].rstrip(b"\0").decode())
+    assert key not in byname, ("recorded twice", key)
+    byname[key] = (json.loads(row["value_json"].rstrip(b"\0")), json.loads(row["distribution"].rstrip(b"\0")))
+for row in t:
+    n = int(row["number"])
+    state = row["state"].rstrip(b"\0").decode()
+    x, dist = byname[(n, "x")]
+    assert dist == {"type": "float", "low": -5.0, "high": 5.0, "log": False}, dist
+    opt = byname[(n, "opt")][0]
+    assert ((n, "momentum") in byname) == (opt == "sgd"), (n, opt)
+    loss = (x - 1.5) ** 2 + ((byname[(n, "momentum")][0] - 0.9) ** 2 if opt == "sgd" else 0)
+    assert (n, "n") not in byname  # declared: in its column, not in /params
+    if x > 4.0:
+        assert state == "PRUNED" and "too far out" in row["reason"].decode(), (state, row["reason"])
+    else:
+        assert state == "COMPLETE" and abs(row["value"] - loss) < 1e-9, (state, row["value"], loss, row["reason"])
+print("define-by-run ok")
+PY
+    # Trials that abuse the protocol fail, each saying why; the sweep and its workers go on.
+    cat > abuse.yaml <<YAML
+study: {name: abuse, n_trials: 5, storage: $work/abuse.h5}
+sampler: {kind: random, seed: 1}
+trial: {objective: "obj.py:abuse", timeout: 60s}
+space:
+  n: {type: int, low: 1, high: 4}
+  mode: {type: categorical, choices: [bounds, many, absurd, flood, ok]}
+enqueue: [{mode: bounds}, {mode: many}, {mode: absurd}, {mode: flood}, {mode: ok}]
+YAML
+    "${mpi[@]}" -np 2 "$bin/cleansweep" run abuse.yaml > out.txt || fail "abuse run exited $?: $(cat out.txt)"
+    /usr/bin/python3 - <<PY || fail "abusive trials: $(cat out.txt)"
+import h5py, json
+with h5py.File("$work/abuse.h5", "r", swmr=True) as f:
+    t = f["trials"][:]
+    p = f["params"][:]
+mode = {int(r["number"]): r["param_mode"].rstrip(b"\\0").decode() for r in t}
+want = {"bounds": "the config's space: declares it as int in [1, 4]", "many": "more than 1000 parameters",
+        "absurd": "beyond +-2^53", "flood": "before the answer for 'a' came", "ok": ""}
+seen = set()
+for row in t:
+    m = mode[int(row["number"])]
+    seen.add(m)
+    state, reason = row["state"].rstrip(b"\0").decode(), row["reason"].decode()
+    if m == "ok":
+        assert state == "COMPLETE", (m, state, reason)
+    else:
+        assert state == "FAIL" and want[m] in reason, (m, state, reason)
+assert seen == set(want), seen
+# mode and p0..p998 make 1000 names; the request for p999 was refused and never recorded
+assert sum(1 for r in p if r["name"].startswith(b"p")) == 999, sum(1 for r in p if r["name"].startswith(b"p"))
+print("abuse ok:", sorted(seen))
+PY
+    ;;
   sharing)  # shards that share (issue 38): kill -9 of one, a damaged sibling, its resume, joiners racing
     toy_config sw 24 "{kind: tpe, seed: 6, n_startup_trials: 4}" "ok" "  sleep: 0.25"
     sed -i "s|storage: $work/sw.h5}|storage: $work/sw.h5, share_every: 1s}|" sw.yaml

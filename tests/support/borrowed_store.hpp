@@ -12,6 +12,7 @@ class BorrowedStore : public StudyStore {
   Status PutTrial(const TrialRecord& r) override { return target_->PutTrial(r); }
   Status AppendIntermediate(const IntermediateValue& v) override { return target_->AppendIntermediate(v); }
   Status AppendAttempt(const TrialRecord& r) override { return target_->AppendAttempt(r); }
+  Status AppendTrialParam(const TrialParamRow& row) override { return target_->AppendTrialParam(row); }
   void DeferFlush(bool defer) override { target_->DeferFlush(defer); }
   Status Flush() override { return target_->Flush(); }
   Status RecordStopReason(const std::string& reason) override { return target_->RecordStopReason(reason); }

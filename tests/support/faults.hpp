@@ -32,6 +32,7 @@ class FaultyStore : public StudyStore {
     return deferred_ ? Status::Ok() : Flush();
   }
   Status AppendAttempt(const TrialRecord&) override { return Status::Ok(); }
+  Status AppendTrialParam(const TrialParamRow&) override { return Status::Ok(); }
   void DeferFlush(bool defer) override { deferred_ = defer; }
   // Only a flush that writes something counts (and can fail): how many idle turns a loaded
   // machine adds before the first result must not decide which flush the fault hits.

@@ -30,6 +30,11 @@ class MemoryStudyStore : public StudyStore {
     return Status::Ok();
   }
 
+  Status AppendTrialParam(const TrialParamRow& row) override {
+    trial_params_.push_back(row);
+    return Status::Ok();
+  }
+
   Status RecordStopReason(const std::string& reason) override {
     stop_reason_ = reason;
     return Status::Ok();
@@ -39,11 +44,13 @@ class MemoryStudyStore : public StudyStore {
   const std::string& stop_reason() const { return stop_reason_; }
   const std::vector<IntermediateValue>& intermediate() const { return intermediate_; }
   const std::vector<TrialRecord>& attempts() const { return attempts_; }
+  const std::vector<TrialParamRow>& trial_params() const { return trial_params_; }
 
  private:
   std::vector<TrialRecord> trials_;
   std::vector<IntermediateValue> intermediate_;
   std::vector<TrialRecord> attempts_;
+  std::vector<TrialParamRow> trial_params_;
   std::map<std::int64_t, size_t> row_of_;  // trial number -> index in trials_
   std::string stop_reason_;
 };
