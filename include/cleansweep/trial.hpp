@@ -58,6 +58,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #define CLEANSWEEP_TRIAL_PLUGIN(main_function)                                                         \
   extern "C" __attribute__((visibility("default"))) const int cleansweep_trial_plugin_version = 1;     \
@@ -110,22 +112,63 @@ class Trial {
   bool ShouldPrune(std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
     if (pruned_ || control_fd_ < 0) return pruned_;
     const auto deadline = std::chrono::steady_clock::now() + (pruning_ ? wait : std::chrono::milliseconds(0));
-    pollfd p{control_fd_, POLLIN, 0};
-    char buf[64];
-    for (;;) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      const int ready =
-          ::poll(&p, 1, static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(left.count(), 0, 1 << 30)));
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready <= 0 || !(p.revents & POLLIN)) break;  // nothing within the wait, or the sweep closed the pipe
-      const ssize_t n = ::read(control_fd_, buf, sizeof buf);
-      if (n <= 0) break;
-      if (std::string(buf, static_cast<size_t>(n)).find("prune") != std::string::npos) pruned_ = true;
-      if (pruned_) break;
+    std::string line;
+    while (!pruned_ && ControlLine(deadline, &line)) {
     }
     return pruned_;
   }
+
+  // Define-by-run (docs/trial-protocol.md, "Asking for a parameter"): the trial asks for each
+  // parameter as it runs, as an Optuna objective does. A parameter the config declares gets its
+  // value; one it does not declare is drawn by the sweep's sampler at that moment and recorded.
+  // Asked again with the same arguments, the same value (no round trip). Throws
+  // std::runtime_error when the sweep refuses (the trial then fails with that reason). Outside a
+  // sweep: a value given in CLEANSWEEP_PARAMS, else the middle of the range (the first choice).
+  double SuggestFloat(const std::string& name, double low, double high, std::optional<double> step = std::nullopt,
+                      bool log = false) {
+    std::string request = "\"type\": \"float\", \"low\": " + Number(low) + ", \"high\": " + Number(high) +
+                          ", \"log\": " + (log ? "true" : "false");
+    if (step) request += ", \"step\": " + Number(*step);
+    const std::string value = Suggest(name, request, [&] {
+      double middle = log ? std::sqrt(low * high) : (low + high) / 2;
+      if (step) middle = low + std::round((middle - low) / *step) * *step;
+      return Number(middle);
+    });
+    return std::strtod(value.c_str(), nullptr);
+  }
+  std::int64_t SuggestInt(const std::string& name, std::int64_t low, std::int64_t high, std::int64_t step = 1,
+                          bool log = false) {
+    const std::string request = "\"type\": \"int\", \"low\": " + std::to_string(low) +
+                                ", \"high\": " + std::to_string(high) + ", \"step\": " + std::to_string(step) +
+                                ", \"log\": " + (log ? "true" : "false");
+    const std::string value = Suggest(name, request, [&] {
+      const double middle = log ? std::sqrt(static_cast<double>(low) * static_cast<double>(high))
+                                : (static_cast<double>(low) + static_cast<double>(high)) / 2;
+      return std::to_string(low + static_cast<std::int64_t>(
+                                      std::llround((middle - static_cast<double>(low)) / static_cast<double>(step))) *
+                                      step);
+    });
+    return std::strtoll(value.c_str(), nullptr, 10);
+  }
+  // Text choices; the value is one of them.
+  std::string SuggestCategorical(const std::string& name, const std::vector<std::string>& choices) {
+    std::string list;
+    for (const std::string& c : choices) list += (list.empty() ? "" : ", ") + Quote(c);
+    const std::string value = Suggest(name, "\"type\": \"categorical\", \"choices\": [" + list + "]",
+                                      [&] { return choices.empty() ? std::string() : choices.front(); });
+    return value;
+  }
+  // Number choices; the value is one of them.
+  double SuggestCategorical(const std::string& name, const std::vector<double>& choices) {
+    std::string list;
+    for (const double c : choices) list += (list.empty() ? "" : ", ") + Number(c);
+    const std::string value = Suggest(name, "\"type\": \"categorical\", \"choices\": [" + list + "]",
+                                      [&] { return choices.empty() ? std::string("0") : Number(choices.front()); });
+    return std::strtod(value.c_str(), nullptr);
+  }
+  // Ends the trial PRUNED at its last reported value, by its own decision (Optuna's
+  // `raise TrialPruned`); then return from main with 0.
+  void Prune(const std::string& reason = "") { Send("{\"pruned\": " + Quote(reason) + "}"); }
 
   bool InSweep() const { return fd_ >= 0; }
   std::int64_t number() const { return number_; }  // -1 outside a sweep
@@ -221,6 +264,90 @@ class Trial {
   }
 
  private:
+  // One request on the report pipe, its answer from the control pipe: the value as JSON text
+  // (strings without their quotes). `standalone`: the value outside a sweep.
+  template <class Standalone>
+  std::string Suggest(const std::string& name, const std::string& fields, const Standalone& standalone) {
+    const std::string request = "{\"suggest\": {\"name\": " + Quote(name) + ", " + fields + "}}";
+    if (const auto known = asked_.find(name); known != asked_.end() && known->second.first == request) {
+      return known->second.second;
+    }
+    std::string value;
+    if (fd_ < 0) {
+      const auto given = params_.find(name);
+      value = given != params_.end() ? given->second : standalone();
+    } else {
+      if (control_fd_ < 0) throw std::runtime_error("suggest " + name + ": no control pipe (CLEANSWEEP_CONTROL_FD)");
+      Send(request);
+      std::string line;
+      const auto forever = std::chrono::steady_clock::time_point::max();
+      for (;;) {
+        if (!ControlLine(forever, &line)) {
+          throw std::runtime_error("suggest " + name + ": the sweep closed the control pipe before answering");
+        }
+        if (line.empty() || line[0] != '{' || line.find("\"name\":" + Quote(name)) == std::string::npos) continue;
+        if (const size_t error = line.find("\"error\":"); error != std::string::npos) {
+          throw std::runtime_error("suggest " + name + ": " + Unquote(line, error + 8));
+        }
+        const size_t at = line.find("\"value\":");
+        if (at == std::string::npos) continue;
+        const size_t start = at + 8;
+        value = line[start] == '"' ? Unquote(line, start) : line.substr(start, line.rfind('}') - start);
+        break;
+      }
+    }
+    asked_[name] = {request, value};
+    params_[name] = value;
+    return value;
+  }
+
+  // The JSON string that starts at text[at] (a quote), unescaped.
+  static std::string Unquote(const std::string& text, size_t at) {
+    std::string out;
+    for (size_t i = at + 1; i < text.size() && text[i] != '"'; ++i) {
+      if (text[i] == '\\' && i + 1 < text.size()) {
+        const char e = text[++i];
+        if (e == 'u' && i + 4 < text.size()) {
+          out += static_cast<char>(std::strtol(text.substr(i + 1, 4).c_str(), nullptr, 16));
+          i += 4;
+        } else {
+          out += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
+        }
+      } else {
+        out += text[i];
+      }
+    }
+    return out;
+  }
+
+  // The next line of the control pipe (a prune notice is noted), waiting until `deadline`;
+  // false when none came by then or the pipe is closed.
+  bool ControlLine(std::chrono::steady_clock::time_point deadline, std::string* line) {
+    for (;;) {
+      if (const size_t end = control_buffer_.find('\n'); end != std::string::npos) {
+        *line = control_buffer_.substr(0, end);
+        control_buffer_.erase(0, end + 1);
+        if (*line == "prune") pruned_ = true;
+        return true;
+      }
+      int timeout = -1;
+      if (deadline != std::chrono::steady_clock::time_point::max()) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        timeout = static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(left.count(), 0, 1 << 30));
+      }
+      pollfd p{control_fd_, POLLIN, 0};
+      const int ready = ::poll(&p, 1, timeout);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0 || !(p.revents & (POLLIN | POLLHUP))) return false;  // nothing within the wait
+      char buf[4096];
+      const ssize_t n = ::read(control_fd_, buf, sizeof buf);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) return false;  // the sweep closed the pipe
+      control_buffer_.append(buf, static_cast<size_t>(n));
+    }
+  }
+
   void Send(const std::string& line) {
     const std::string text = line + "\n";
     if (fd_ < 0) {
@@ -387,6 +514,8 @@ class Trial {
   int fd_ = -1;
   int control_fd_ = -1;
   bool pruned_ = false;
+  std::string control_buffer_;                                        // control pipe bytes not yet a line
+  std::map<std::string, std::pair<std::string, std::string>> asked_;  // name -> (request, value)
   bool pruning_ = true;  // CLEANSWEEP_PRUNING: whether the sweep may send a notice at all
   std::string checkpoint_dir_;
   bool checkpoint_dir_made_ = false;

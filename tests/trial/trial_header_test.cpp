@@ -84,5 +84,42 @@ TEST_F(TrialHeaderTest, ShouldPruneNeverWaitsInASweepWithoutAPruner) {
   EXPECT_TRUE(trial.ShouldPrune(milliseconds(30'000)));
 }
 
+// Define-by-run: a request on the report pipe, the worker's answer on the control pipe (a
+// prune notice that comes first is kept), the value asked again without a round trip, a refusal
+// thrown with the sweep's reason.
+TEST_F(TrialHeaderTest, SuggestAsksOnTheReportPipeAndReadsTheAnswerLine) {
+  Trial trial = Trial::FromEnvironment();
+  const std::string answers =
+      "prune\n{\"name\":\"lr\",\"value\":0.00125}\n{\"name\":\"opt\",\"value\":\"adam\"}\n"
+      "{\"name\":\"n\",\"value\":6}\n{\"error\":\"the grid refuses 'x'\",\"name\":\"x\"}\n";
+  ASSERT_EQ(::write(control_[1], answers.data(), answers.size()), static_cast<ssize_t>(answers.size()));
+  EXPECT_EQ(trial.SuggestFloat("lr", 1e-5, 0.1, std::nullopt, true), 0.00125);
+  EXPECT_EQ(trial.SuggestFloat("lr", 1e-5, 0.1, std::nullopt, true), 0.00125);  // no second request
+  EXPECT_EQ(trial.SuggestCategorical("opt", std::vector<std::string>{"adam", "sgd"}), "adam");
+  EXPECT_EQ(trial.SuggestInt("n", 2, 8, 2), 6);
+  EXPECT_THROW(trial.SuggestFloat("x", 0, 1), std::runtime_error);
+  EXPECT_TRUE(trial.ShouldPrune());  // the notice before the answers
+  char buf[1024];
+  const ssize_t n = ::read(report_[0], buf, sizeof buf);
+  ASSERT_GT(n, 0);
+  const std::string sent(buf, static_cast<size_t>(n));
+  EXPECT_EQ(
+      sent,
+      "{\"suggest\": {\"name\": \"lr\", \"type\": \"float\", \"low\": 1e-05, \"high\": 0.1, \"log\": true}}\n"
+      "{\"suggest\": {\"name\": \"opt\", \"type\": \"categorical\", \"choices\": [\"adam\", \"sgd\"]}}\n"
+      "{\"suggest\": {\"name\": \"n\", \"type\": \"int\", \"low\": 2, \"high\": 8, \"step\": 2, \"log\": false}}\n"
+      "{\"suggest\": {\"name\": \"x\", \"type\": \"float\", \"low\": 0, \"high\": 1, \"log\": false}}\n");
+}
+
+TEST(TrialHeaderStandalone, SuggestOutsideASweepGivesTheMiddleOrTheGivenValue) {
+  ::setenv("CLEANSWEEP_PARAMS", "{\"lr\": 0.5}", 1);
+  Trial trial = Trial::FromEnvironment();
+  ::unsetenv("CLEANSWEEP_PARAMS");
+  EXPECT_EQ(trial.SuggestFloat("lr", 0, 1), 0.5);
+  EXPECT_EQ(trial.SuggestFloat("x", 1, 100, std::nullopt, true), 10);
+  EXPECT_EQ(trial.SuggestInt("n", 1, 9), 5);
+  EXPECT_EQ(trial.SuggestCategorical("opt", std::vector<std::string>{"adam", "sgd"}), "adam");
+}
+
 }  // namespace
 }  // namespace cleansweep
