@@ -196,6 +196,7 @@ def _read(path):
         trials, unsettled = _read_rows(f["trials"])
         intermediate = f["intermediate"][:]
         attempts = f["attempts"][:] if "attempts" in f else None  # files since checkpoints (issue 17)
+        params = f["params"][:] if "params" in f else None  # parameters trials defined (issue 39)
     # Rows caught in a write (a few, the newest) are read again on their own, from the file opened
     # anew, waiting 20 ms to 640 ms between tries, while the rest of the read stands; retrying the
     # whole file does not converge on a busy study, where some row is nearly always being rewritten.
@@ -213,7 +214,7 @@ def _read(path):
         raise RowsDisagreeError(
             f"{first}: its texts (reason, output tail, attrs) do not match their checksum" if len(unsettled) == 1 else
             f"{first} and {len(unsettled) - 1} more: their texts (reason, output tail, attrs) do not match their checksums")
-    return attrs, trials, intermediate, attempts
+    return attrs, trials, intermediate, attempts, params
 
 
 class RowsDisagreeError(ValueError):
@@ -471,7 +472,7 @@ def load_study(path, retries=5, timeout=None):
     while True:
         before = _stamp(path)
         try:
-            attrs, raw, raw_steps, raw_attempts = _read_guarded(path, max(0.1, deadline - time.monotonic()))
+            attrs, raw, raw_steps, raw_attempts, raw_params = _read_guarded(path, max(0.1, deadline - time.monotonic()))
             text, cells = _decoded_text(raw)  # every row's checksum was checked in the child
             break
         except FileNotFoundError:  # removed meanwhile
@@ -508,6 +509,26 @@ def load_study(path, retries=5, timeout=None):
     trials["value"] = np.asarray(raw["value"], dtype="float64")
     for spec in space:
         trials[spec["column"]] = _param_column(raw[spec["column"]], spec).values
+    # Parameters the trials defined as they ran (/params, docs/study-format.md): a param_<name>
+    # column each, in the order first asked, NaN (None for a text) where a trial did not ask.
+    if raw_params is not None and len(raw_params):
+        row_of = {int(n): i for i, n in enumerate(raw["number"])}
+        defined = {}
+        for r in raw_params:
+            name = bytes(r["name"]).rstrip(b"\0").decode("utf-8", "replace")
+            at = row_of.get(int(r["trial"]))
+            if not name or at is None:
+                continue
+            column = defined.setdefault(name, [None] * len(trials))
+            column[at] = json.loads(bytes(r["value_json"]).rstrip(b"\0"))
+            distribution = json.loads(bytes(r["distribution"]).rstrip(b"\0"))
+            if not any(p["name"] == name for p in space):
+                space.append({"name": name, "column": "param_" + name, "kind": distribution["type"],
+                              "defined_by_trial": True, **{k: v for k, v in distribution.items() if k != "type"}})
+        for name, values in defined.items():
+            numeric = all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values)
+            trials["param_" + name] = pd.Series([np.nan if v is None else v for v in values], dtype="float64") \
+                .values if numeric else values
     for name in _TIMES:
         if name not in raw.dtype.names:  # datetime_worker_free: only in files written since issue 19
             trials[name] = pd.Series(pd.NaT, index=trials.index, dtype="datetime64[ns, UTC]")

@@ -77,6 +77,7 @@ CsvShape WriteCsv(const StudyData& study, std::ostream& out) {
     out << ",pareto";
   }
   for (const ParamSpec& spec : study.config.space.params()) out << "," << CsvCell("param_" + spec.name);
+  for (const std::string& name : study.trial_defined_order) out << "," << CsvCell("param_" + name);  // /params
   for (const std::string& name : attr_names) out << "," << CsvCell("attr_" + name);
   if (others) out << ",attrs_other";
   out << ",datetime_start,datetime_end,duration,worker,host,gpu,exit_code,signal,peak_rss_kb,attempt,"
@@ -93,6 +94,10 @@ CsvShape WriteCsv(const StudyData& study, std::ostream& out) {
     }
     for (const ParamSpec& spec : study.config.space.params()) {
       const auto it = r.params.find(spec.name);
+      out << "," << (it == r.params.end() ? "" : CsvCell(FormatValue(it->second)));
+    }
+    for (const std::string& name : study.trial_defined_order) {
+      const auto it = r.params.find(name);
       out << "," << (it == r.params.end() ? "" : CsvCell(FormatValue(it->second)));
     }
     const nlohmann::json attrs = Attrs(r);

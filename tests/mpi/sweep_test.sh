@@ -392,9 +392,9 @@ def abuse(trial):
     elif mode == "absurd":
         trial.suggest_float("y", -1e308, 1e308)
     elif mode == "flood":
-        t = trial._trial
-        t._send({"suggest": {"name": "a", "type": "float", "low": 0, "high": 1}})
-        t._send({"suggest": {"name": "b", "type": "float", "low": 0, "high": 1}})
+        t = trial._trial  # two requests in one write: the second comes before the first's answer
+        ask = '{"suggest": {"name": "%s", "type": "float", "low": 0, "high": 1}}\n'
+        t._pipe.write(ask % "a" + ask % "b")
         t._answer("b")
     return 1.0
 PY
@@ -435,6 +435,14 @@ for row in t:
         assert state == "COMPLETE" and abs(row["value"] - loss) < 1e-9, (state, row["value"], loss, row["reason"])
 print("define-by-run ok")
 PY
+    "$bin/cleansweep" export "$work/dbr.h5" --format csv > dbr.csv || fail "export exited $?"
+    head -1 dbr.csv | grep -q ",param_n,param_x,param_opt," || fail "export lacks the trial's parameters: $(head -1 dbr.csv)"
+    PYTHONPATH=python /usr/bin/python3 -c "
+import cleansweep_study as s
+t = s.load_study('$work/dbr.h5').trials
+assert t['param_x'].notna().all() and t['param_opt'].isin(['adam', 'sgd']).all(), t
+assert (t['param_momentum'].notna() == (t['param_opt'] == 'sgd')).all(), t[['param_opt', 'param_momentum']]
+" || fail "load_study lacks the trial's parameters"
     # Trials that abuse the protocol fail, each saying why; the sweep and its workers go on.
     cat > abuse.yaml <<YAML
 study: {name: abuse, n_trials: 5, storage: $work/abuse.h5}
