@@ -493,11 +493,11 @@ Status ParseGang(const YamlReader& r, const YAML::Node& node, const SearchSpace&
 
 Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace& space, TrialOptions* out) {
   if (!node) return r.Error(node, "trial", "missing: a config needs `trial: {command: [...]}`");
-  CS_RETURN_IF_ERROR(
-      r.CheckKeys(node, "trial", {"command",     "objective",       "launcher",     "timeout",        "kill_grace",
-                                  "prune_grace", "stop_grace",      "log_limit_mb", "tail_lines",     "env",
-                                  "retries",     "retry_on",        "memory_limit", "gpu_clean_wait", "prepare_timeout",
-                                  "prefork",     "checkpoint_keep", "gpus",         "processes",      "allow_split"}));
+  CS_RETURN_IF_ERROR(r.CheckKeys(
+      node, "trial", {"command",     "objective",    "python",         "launcher",        "timeout", "kill_grace",
+                      "prune_grace", "stop_grace",   "log_limit_mb",   "tail_lines",      "env",     "retries",
+                      "retry_on",    "memory_limit", "gpu_clean_wait", "prepare_timeout", "prefork", "checkpoint_keep",
+                      "gpus",        "processes",    "allow_split"}));
   YAML::Node command;  // a null node when trial.command is absent (node[] of a missing key cannot be assigned to)
   if (node["command"]) command = node["command"];
   if (const YAML::Node objective = node["objective"]) {
@@ -516,9 +516,19 @@ Status ParseTrial(const YamlReader& r, const YAML::Node& node, const SearchSpace
                          *target + ")");
     }
     out->objective = *target;
+    std::string python = "python3";  // the interpreter: a name on PATH, or a path (a venv's)
+    if (const YAML::Node given = node["python"]) {
+      Result<std::string> word = r.String(given, "trial.python");
+      if (!word.ok()) return word.status();
+      python = *word;
+    }
     command = YAML::Node(YAML::NodeType::Sequence);
-    for (const char* word : {"python3", "-m", "cleansweep_trial"}) command.push_back(word);
+    command.push_back(python);
+    for (const char* word : {"-m", "cleansweep_trial"}) command.push_back(word);
     command.push_back(*target);
+  }
+  if (node["python"] && !node["objective"]) {
+    return r.Error(node["python"], "trial.python", "is the interpreter of trial.objective, which is not set");
   }
   if (!command || command.IsNull()) {
     return r.Error(node, "trial.command",

@@ -163,7 +163,8 @@ enum class GangProcesses { kPerGpu, kSingle };
 
 struct TrialOptions {                // trial:
   std::vector<std::string> command;  // argv; words may hold {param} placeholders
-  // "train.py:objective": run objective(trial) per trial (python3 -m cleansweep_trial ...); "" if unset.
+  // "train.py:objective": run objective(trial) per trial (PYTHON -m cleansweep_trial ..., PYTHON from
+  // trial.python, python3 by default); "" if unset.
   std::string objective;
   LauncherKind launcher = LauncherKind::kSpawn;  // forkserver: command[0] is the plugin
   std::optional<Millis> timeout;                 // wall-clock limit per trial; none if unset
