@@ -237,7 +237,7 @@ def serve(plan):
 
 # Open 1: row 5 torn, row 7 unreadable; open 2: row 5 still torn; open 3: all settled.
 cs._bounded_retries_open = serve([(torn([5]), [7]), (torn([5]), []), (real["trials"], [])])
-_, trials, _, _ = cs._read(sys.argv[1])
+_, trials, _, _, _ = cs._read(sys.argv[1])
 assert len(opens) == 3, opens
 for name in real["trials"].dtype.names:  # every row as the real table has it (NaN equal to NaN)
     np.testing.assert_array_equal(trials[name], real["trials"][name], err_msg=name)
