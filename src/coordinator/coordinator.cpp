@@ -773,6 +773,7 @@ Status Coordinator::RecordResult(int source, TrialRecord record) {
   const auto it = running_.find(record.number);
   // The worker knows the declared parameters; what the trial defined as it ran was recorded here.
   record.distributions = it->second.distributions;
+  if (!record.distributions.empty()) defined_[record.number] = record.distributions;  // for its re-runs
   for (const auto& [name, distribution] : record.distributions) {
     if (const auto value = it->second.params.find(name); value != it->second.params.end()) {
       record.params[name] = value->second;
@@ -894,15 +895,14 @@ Status Coordinator::HandleSuggest(int source, const SuggestMsg& ask) {
   // A re-run of an earlier trial (a retry, an interrupted trial run again) repeats its parameters:
   // the value that trial was given, when it asked for the same distribution.
   if (const auto inherited = trial.params.find(ask.name); inherited != trial.params.end() && trial.retry_of >= 0) {
-    for (auto r = history_.finished.rbegin(); r != history_.finished.rend() && !value; ++r) {
-      if (r->number != trial.retry_of) continue;
-      const auto had = r->distributions.find(ask.name);
-      const Result<ParamSpec> before = had == r->distributions.end() ? Result<ParamSpec>(Status::InvalidInput(""))
-                                                                     : DistributionFromJson(ask.name, had->second);
+    const auto of = defined_.find(trial.retry_of);
+    if (of != defined_.end()) {
+      const auto had = of->second.find(ask.name);
+      const Result<ParamSpec> before = had == of->second.end() ? Result<ParamSpec>(Status::InvalidInput(""))
+                                                               : DistributionFromJson(ask.name, had->second);
       if (before.ok() && SameDistribution(*before, *spec) && SearchSpace::Normalize(*spec, inherited->second).ok()) {
         value = inherited->second;
       }
-      break;
     }
   }
   double sampled_ms = 0;
@@ -1142,6 +1142,7 @@ void Coordinator::Resume(std::vector<TrialRecord> trials, const std::vector<Inte
     curves_[r.number].checkpoint_step = r.checkpoint_step;
     if (config_.sampler.kind == "pbt") lineage_[r.number] = {r.params, r.generation};
     for (const auto& [name, distribution] : r.distributions) history_.trial_defined[name] = distribution;
+    if (!r.distributions.empty()) defined_[r.number] = r.distributions;
   }
   prior_ = std::move(trials);
 }

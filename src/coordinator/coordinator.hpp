@@ -268,6 +268,9 @@ class Coordinator {
   // Checkpoints the turn's flush makes safe to remove (trial.checkpoint_keep), by worker rank.
   std::vector<std::pair<int, ReleaseMsg>> pending_releases_;
   std::vector<std::pair<int, SuggestReplyMsg>> pending_replies_;  // answers to suggest requests
+  // Define-by-run: what each ended trial of this study asked for (name -> distribution), so that
+  // a re-run gets the values its predecessor was given.
+  std::map<std::int64_t, std::map<std::string, std::string>> defined_;
   std::vector<PendingProgress> pending_progress_;
   std::int64_t uncommitted_rows_ = 0;
   // Gangs (docs/multi-gpu.md).

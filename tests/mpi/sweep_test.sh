@@ -443,6 +443,52 @@ t = s.load_study('$work/dbr.h5').trials
 assert t['param_x'].notna().all() and t['param_opt'].isin(['adam', 'sgd']).all(), t
 assert (t['param_momentum'].notna() == (t['param_opt'] == 'sgd')).all(), t[['param_opt', 'param_momentum']]
 " || fail "load_study lacks the trial's parameters"
+    # kill -9 of the whole job while trials hold asked values: the resume re-runs the cut-off
+    # trials with the values they were given, and no (trial, name) is recorded twice.
+    cat > slow.py <<'PY'
+import os, time
+
+
+def objective(trial):
+    x = trial.suggest_float("x", 0, 1)
+    k = trial.suggest_int("k", 1, 100)
+    if os.environ["CLEANSWEEP_ATTEMPT"] == "1" and trial.number < 2:
+        time.sleep(60)  # the first two trials are cut off here
+    return x + k
+PY
+    cat > slow.yaml <<YAML
+study: {name: slow, n_trials: 4, storage: $work/slow.h5}
+sampler: {kind: tpe, seed: 3}
+trial: {objective: "slow.py:objective", timeout: 90s}
+YAML
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run slow.yaml --progress lines > slow.txt 2>&1 &
+    for _ in $(seq 300); do
+      [ "$(/usr/bin/python3 -c "import h5py; print(len(h5py.File('$work/slow.h5', 'r', swmr=True)['params']))" 2> /dev/null)" = 4 ] && break
+      sleep 0.1
+    done
+    pkill -9 -f "cleansweep run slow.yaml" || fail "no job to kill"
+    pkill -9 -f "$work/slow.py" || true
+    wait || true
+    expect_exit 0 "${mpi[@]}" -np 3 "$bin/cleansweep" resume "$work/slow.h5" --progress lines
+    /usr/bin/python3 - <<PY || fail "after kill -9 and resume: $(cat out.txt)"
+import json, h5py
+with h5py.File("$work/slow.h5", "r", swmr=True) as f:
+    t = f["trials"][:]
+    p = f["params"][:]
+keys = [(int(r["trial"]), r["name"].rstrip(b"\0").decode()) for r in p]
+assert len(keys) == len(set(keys)), keys  # nothing recorded twice
+value = {k: json.loads(r["value_json"].rstrip(b"\0")) for k, r in zip(keys, p)}
+state = {int(r["number"]): r["state"].rstrip(b"\0").decode() for r in t}
+retry = {int(r["number"]): int(r["retry_of"]) for r in t}
+cut = [n for n, s in state.items() if s == "INTERRUPTED"]
+assert sorted(cut) == [0, 1], state
+for n, of in retry.items():
+    if of >= 0:  # the re-run of a cut-off trial asked again and got what that trial had
+        assert state[n] == "COMPLETE" and value[(n, "x")] == value[(of, "x")] and value[(n, "k")] == value[(of, "k")], (n, of)
+assert sorted(of for of in retry.values() if of >= 0) == [0, 1], retry
+assert sum(1 for s in state.values() if s == "COMPLETE") == 4, state
+print("kill -9 and resume ok")
+PY
     # Trials that abuse the protocol fail, each saying why; the sweep and its workers go on.
     cat > abuse.yaml <<YAML
 study: {name: abuse, n_trials: 5, storage: $work/abuse.h5}
