@@ -287,12 +287,14 @@ class Trial {
         }
         if (line.empty() || line[0] != '{' || line.find("\"name\":" + Quote(name)) == std::string::npos) continue;
         if (const size_t error = line.find("\"error\":"); error != std::string::npos) {
-          throw std::runtime_error("suggest " + name + ": " + Unquote(line, error + 8));
+          size_t at = error + 8;
+          throw std::runtime_error("suggest " + name + ": " + ReadString(line, &at).value_or(line));
         }
         const size_t at = line.find("\"value\":");
         if (at == std::string::npos) continue;
-        const size_t start = at + 8;
-        value = line[start] == '"' ? Unquote(line, start) : line.substr(start, line.rfind('}') - start);
+        size_t start = at + 8;
+        value =
+            line[start] == '"' ? ReadString(line, &start).value_or("") : line.substr(start, line.rfind('}') - start);
         break;
       }
     }
@@ -302,21 +304,26 @@ class Trial {
   }
 
   // The JSON string that starts at text[at] (a quote), unescaped.
-  static std::string Unquote(const std::string& text, size_t at) {
+  // The JSON string whose opening quote is text[*at], unescaped; *at moves past its closing quote.
+  // None when it does not end. (The worker writes UTF-8 as is: \\uXXXX stands for one byte here.)
+  static std::optional<std::string> ReadString(const std::string& text, size_t* at) {
     std::string out;
-    for (size_t i = at + 1; i < text.size() && text[i] != '"'; ++i) {
+    size_t i = *at + 1;
+    for (; i < text.size() && text[i] != '"'; ++i) {
       if (text[i] == '\\' && i + 1 < text.size()) {
         const char e = text[++i];
         if (e == 'u' && i + 4 < text.size()) {
           out += static_cast<char>(std::strtol(text.substr(i + 1, 4).c_str(), nullptr, 16));
           i += 4;
         } else {
-          out += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
+          out += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
         }
       } else {
         out += text[i];
       }
     }
+    if (i >= text.size()) return std::nullopt;
+    *at = i + 1;
     return out;
   }
 
@@ -460,24 +467,10 @@ class Trial {
       while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
     };
     const auto string = [&]() {
-      std::string s;
-      if (text[i++] != '"') fail();
-      while (i < text.size() && text[i] != '"') {
-        if (text[i] == '\\' && i + 1 < text.size()) {
-          const char e = text[++i];
-          if (e == 'u' && i + 4 < text.size()) {
-            s += static_cast<char>(std::strtol(text.substr(i + 1, 4).c_str(), nullptr, 16));
-            i += 4;
-          } else {
-            s += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
-          }
-          ++i;
-        } else {
-          s += text[i++];
-        }
-      }
-      if (i++ >= text.size()) fail();
-      return s;
+      if (text[i] != '"') fail();
+      std::optional<std::string> s = ReadString(text, &i);
+      if (!s) fail();
+      return *s;
     };
     skip();
     if (i >= text.size() || text[i++] != '{') fail();

@@ -668,7 +668,7 @@ std::optional<ParamSet> GpSampler::Ask(std::int64_t number, const TrialHistory& 
   return AskBatch({number}, history).front();
 }
 
-Result<ParamValue> GpSampler::SuggestTrialDefined(std::int64_t number, const ParamSpec& spec, const ParamSet& asked,
+Result<ParamValue> GpSampler::SuggestTrialDefined(std::int64_t number, const ParamSpec& spec, const ParamSet& /*asked*/,
                                                   const TrialHistory& history) {
   // The recent evidence: the last kSharedWindow scored trials that defined parameters.
   std::vector<const TrialRecord*> recent;
@@ -692,8 +692,7 @@ Result<ParamValue> GpSampler::SuggestTrialDefined(std::int64_t number, const Par
     shared.push_back(std::move(*parsed));
   }
   if (!asked_is_shared) {  // independent TPE, as Optuna's GP sampler draws what it does not model
-    TpeSampler independent(space_, options_, study_.metrics);
-    return independent.SuggestTrialDefined(number, spec, asked, history);
+    return SuggestIndependentTpe(number, spec, options_, study_.metrics, history);
   }
   if (key != shared_key_ || !shared_) {
     Result<SearchSpace> space = SearchSpace::Create(shared);

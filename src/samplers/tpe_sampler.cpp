@@ -411,15 +411,20 @@ ParamSet TpeSampler::Propose(const Split& split, SplitMix64& rng) const {
   return out;
 }
 
+Result<ParamValue> SuggestIndependentTpe(std::int64_t number, const ParamSpec& spec, const SamplerOptions& options,
+                                         const std::vector<Metric>& metrics, const TrialHistory& history) {
+  CS_ASSIGN_OR_RETURN(SearchSpace alone, SearchSpace::Create({spec}));
+  SamplerOptions own = options;
+  own.seed = ParamSeed(options.seed, spec.name);  // each parameter its own stream
+  TpeSampler independent(std::move(alone), own, metrics);
+  const std::optional<ParamSet> drawn = independent.Ask(number, history);
+  if (!drawn || !drawn->count(spec.name)) return DrawTrialDefined(spec, own.seed, number);
+  return drawn->at(spec.name);
+}
+
 Result<ParamValue> TpeSampler::SuggestTrialDefined(std::int64_t number, const ParamSpec& spec,
                                                    const ParamSet& /*asked*/, const TrialHistory& history) {
-  CS_ASSIGN_OR_RETURN(SearchSpace alone, SearchSpace::Create({spec}));
-  SamplerOptions options = options_;
-  options.seed = ParamSeed(options_.seed, spec.name);  // each parameter its own stream
-  TpeSampler independent(std::move(alone), options, metrics_);
-  const std::optional<ParamSet> drawn = independent.Ask(number, history);
-  if (!drawn || !drawn->count(spec.name)) return DrawTrialDefined(spec, options.seed, number);
-  return drawn->at(spec.name);
+  return SuggestIndependentTpe(number, spec, options_, metrics_, history);
 }
 
 }  // namespace cleansweep

@@ -53,6 +53,11 @@ class TpeSampler : public Sampler {
   std::vector<Metric> metrics_;
 };
 
+// Independent TPE of one trial-defined parameter (TpeSampler::SuggestTrialDefined), for any
+// sampler that draws such parameters as TPE does: `options` TPE's, `metrics` the study's.
+Result<ParamValue> SuggestIndependentTpe(std::int64_t number, const ParamSpec& spec, const SamplerOptions& options,
+                                         const std::vector<Metric>& metrics, const TrialHistory& history);
+
 // Optuna's weights: 1 for the newest 25 observations, a linear ramp from 1/n up for older ones.
 // `n` observations, ordered oldest first.
 std::vector<double> TpeWeights(size_t n);
