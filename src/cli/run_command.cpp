@@ -310,6 +310,13 @@ int RunCoordinator(const RunArgs& args, MpiJob* job) {
                 static_cast<long long>(summary->committed_rows), ms.size(), NearestRankQuantile(ms, 0.5),
                 NearestRankQuantile(ms, 0.99));
   }
+  if (std::vector<double> ms = summary->suggest_ms; !ms.empty()) {
+    std::sort(ms.begin(), ms.end());
+    std::printf(
+        "suggest: %zu parameters asked by trials drawn, recorded and answered by rank 0, median %.2f ms, "
+        "p99 %.2f ms each\n",
+        ms.size(), NearestRankQuantile(ms, 0.5), NearestRankQuantile(ms, 0.99));
+  }
   if (!summary->worker_fault.empty()) {
     std::fflush(stdout);
     std::fprintf(stderr,

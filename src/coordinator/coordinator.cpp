@@ -860,6 +860,11 @@ ParamSet Coordinator::Declared(const ParamSet& params) const {
 }
 
 Status Coordinator::HandleSuggest(int source, const SuggestMsg& ask) {
+  // Trials ask in bursts (each suggest call of an objective, one after the other): look for the
+  // next request often for a while, rather than after an idle back-off of up to 10 ms.
+  responsive_until_ = clock_->Now() + kResponsiveSeconds;
+  transport_->SetResponsive(true);
+  const auto received = std::chrono::steady_clock::now();  // a measurement (RunSummary::suggest_ms)
   SuggestReplyMsg reply{ask.number, ask.name, "", ""};
   const auto run = running_.find(ask.number);
   Result<ParamSpec> spec = DistributionFromJson(ask.name, ask.distribution);
@@ -871,7 +876,7 @@ Status Coordinator::HandleSuggest(int source, const SuggestMsg& ask) {
     reply.error = "'" + ask.name + "' is declared under space:, so its worker answers it";
   }
   if (!reply.error.empty()) {
-    pending_replies_.push_back({source, std::move(reply)});
+    pending_replies_.push_back({source, std::move(reply), received});
     return Status::Ok();
   }
   TrialRecord& trial = run->second;
@@ -888,7 +893,7 @@ Status Coordinator::HandleSuggest(int source, const SuggestMsg& ask) {
                     (before.ok() ? DescribeDistribution(*before) : known->second) +
                     ": one name, one distribution per trial";
     }
-    pending_replies_.push_back({source, std::move(reply)});
+    pending_replies_.push_back({source, std::move(reply), received});
     return Status::Ok();
   }
   std::optional<ParamValue> value;
@@ -912,7 +917,7 @@ Status Coordinator::HandleSuggest(int source, const SuggestMsg& ask) {
     sampled_ms = (clock_->Now() - start) * 1e3;
     if (!drawn.ok()) {
       reply.error = drawn.status().message();
-      pending_replies_.push_back({source, std::move(reply)});
+      pending_replies_.push_back({source, std::move(reply), received});
       return Status::Ok();
     }
     value = std::move(*drawn);
@@ -925,7 +930,7 @@ Status Coordinator::HandleSuggest(int source, const SuggestMsg& ask) {
   history_.trial_defined[ask.name] = distribution;
   CS_RETURN_IF_ERROR(store_->AppendTrialParam({ask.number, ask.name, *value, distribution}));
   reply.value_json = ToJson(*value).dump();
-  pending_replies_.push_back({source, std::move(reply)});
+  pending_replies_.push_back({source, std::move(reply), received});
   return Status::Ok();
 }
 
@@ -1055,13 +1060,15 @@ Status Coordinator::CommitTurn() {
   // never retried with a moved-from message (a trial that was not sent is RUNNING in the file and
   // runs again on resume); the durable results are printed even then.
   // Trials waiting for a parameter first: their values are durable now.
-  std::vector<std::pair<int, SuggestReplyMsg>> replies = std::move(pending_replies_);
+  std::vector<PendingReply> replies = std::move(pending_replies_);
   pending_replies_.clear();
   Status sent;
-  for (const auto& [rank, reply] : replies) {
-    sent = transport_->Send(rank, reply)
-               .WithContext("cannot answer rank " + std::to_string(rank) + "'s request for a parameter");
+  for (const PendingReply& r : replies) {
+    sent = transport_->Send(r.rank, r.reply)
+               .WithContext("cannot answer rank " + std::to_string(r.rank) + "'s request for a parameter");
     if (!sent.ok()) break;
+    summary_.suggest_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - r.received).count());
   }
   std::vector<PendingAssign> assigns = std::move(pending_assigns_);
   pending_assigns_.clear();
@@ -1278,6 +1285,10 @@ Result<RunSummary> Coordinator::Run(const StoreOpener& open_store, const std::st
     // Awake at the budget's end, not up to a tick after it: trials stop when the budget says.
     const Millis until_budget = stopping_ ? Millis::max() : UntilBudget();
     const bool budget_next = until_budget < timing_.tick;
+    if (responsive_until_ >= 0 && clock_->Now() > responsive_until_) {
+      transport_->SetResponsive(false);  // no trial has asked for a parameter in a while
+      responsive_until_ = -1;
+    }
     watchdog.Idle();  // waiting for a message is no slow turn
     Result<std::optional<Envelope>> got = transport_->Receive(budget_next ? until_budget : timing_.tick);
     if (!got.ok()) {

@@ -4,6 +4,7 @@
 // MPI, no HDF5 file and no processes; it never starts a process itself.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
@@ -44,6 +45,9 @@ struct RunSummary {
   std::string worker_fault;         // set when a worker could not start trials, which stopped the sweep
   std::vector<double> commit_ms;    // how long each group commit (one flush of the store) took
   std::int64_t committed_rows = 0;  // trial rows those commits made durable
+  // For each parameter a trial asked rank 0 for: from the request's arrival to the answer's send
+  // (drawing, recording, the group commit), in milliseconds.
+  std::vector<double> suggest_ms;
   // Sharing (study.share_every): the sweep's trials this shard knew of at the end, its own
   // included (finished, running in live siblings); -1 when it did not share.
   std::int64_t sweep_trials = -1;
@@ -267,7 +271,16 @@ class Coordinator {
   std::vector<PendingAssign> pending_assigns_;
   // Checkpoints the turn's flush makes safe to remove (trial.checkpoint_keep), by worker rank.
   std::vector<std::pair<int, ReleaseMsg>> pending_releases_;
-  std::vector<std::pair<int, SuggestReplyMsg>> pending_replies_;  // answers to suggest requests
+  struct PendingReply {  // the answer to a suggest request, sent once its value is durable
+    int rank = -1;
+    SuggestReplyMsg reply;
+    std::chrono::steady_clock::time_point received;
+  };
+  std::vector<PendingReply> pending_replies_;
+  // Until then (clock_ seconds; -1: not) the transport looks for messages often: a trial asked
+  // for a parameter lately, and its next request, or another trial's, is likely soon.
+  static constexpr double kResponsiveSeconds = 1.0;
+  double responsive_until_ = -1;
   // Define-by-run: what each ended trial of this study asked for (name -> distribution), so that
   // a re-run gets the values its predecessor was given.
   std::map<std::int64_t, std::map<std::string, std::string>> defined_;

@@ -7,6 +7,10 @@
 #include <thread>
 
 namespace cleansweep {
+namespace {
+constexpr std::chrono::microseconds kIdleSleep(10'000);
+constexpr std::chrono::microseconds kResponsiveSleep(200);
+}  // namespace
 
 Status MpiError(const char* call, int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -53,7 +57,6 @@ Result<std::optional<Envelope>> MpiTransport::TryReceive() {
 Result<std::optional<Envelope>> MpiTransport::Receive(Millis max_wait) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + max_wait;
-  constexpr std::chrono::microseconds kMaxSleep(10'000);
   while (true) {
     Result<std::optional<Envelope>> got = TryReceive();
     if (!got.ok() || got->has_value()) {
@@ -64,8 +67,13 @@ Result<std::optional<Envelope>> MpiTransport::Receive(Millis max_wait) {
     if (now >= deadline) return got;
     const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now);
     std::this_thread::sleep_for(std::min(idle_sleep_, left));
-    idle_sleep_ = std::min(idle_sleep_ * 2, kMaxSleep);
+    idle_sleep_ = std::min(idle_sleep_ * 2, max_sleep_);
   }
+}
+
+void MpiTransport::SetResponsive(bool responsive) {
+  max_sleep_ = responsive ? kResponsiveSleep : kIdleSleep;
+  idle_sleep_ = std::min(idle_sleep_, max_sleep_);
 }
 
 void MpiTransport::AbortJob(int exit_code) {

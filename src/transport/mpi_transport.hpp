@@ -15,8 +15,10 @@ class MpiTransport : public Transport {
   int size() const override { return size_; }
   Status Send(int dest, const Message& message) override;
   // Open MPI's blocking receive spins a core at 100%, so this probes and sleeps instead: the
-  // sleep starts at 50 us after traffic and doubles to 10 ms when idle (under 1% of a core).
+  // sleep starts at 50 us after traffic and doubles to 10 ms when idle (under 1% of a core), or
+  // to 200 us while SetResponsive(true) (a few percent of a core, while an answer is awaited).
   Result<std::optional<Envelope>> Receive(Millis max_wait) override;
+  void SetResponsive(bool responsive) override;
 
   // Ends every rank of the job with `exit_code` (MPI_Abort). For a coordinator that failed during
   // the run: a worker may be blocked sending it a large result that nobody will receive, and a
@@ -30,6 +32,7 @@ class MpiTransport : public Transport {
   int rank_ = 0;
   int size_ = 0;
   std::chrono::microseconds idle_sleep_{50};
+  std::chrono::microseconds max_sleep_{10'000};
 };
 
 // "MPI_Send: <MPI_Error_string>" for a failed call.

@@ -23,6 +23,10 @@ class Transport {
   // Waits at most `max_wait` for a message to this rank, without spinning a core. nullopt when
   // none came; an error when the transport itself failed.
   virtual Result<std::optional<Envelope>> Receive(Millis max_wait) = 0;
+  // A hint: while true, someone waits on this rank's next message (a trial blocked on a
+  // parameter it asked for), so Receive looks for it every few hundred microseconds instead of
+  // backing off to save the core. A transport that wakes on arrival ignores it.
+  virtual void SetResponsive(bool /*responsive*/) {}
 };
 
 }  // namespace cleansweep

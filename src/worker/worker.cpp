@@ -411,6 +411,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         return Status::Ok();
       }
       asking = asked;
+      transport_->SetResponsive(true);  // the trial is blocked until the answer comes
       return transport_->Send(0, SuggestMsg{assign.number, asked.name, DistributionJson(asked)});
     };
     while (!trial.Finished()) {
@@ -467,6 +468,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         if (asking && reply->number == assign.number && reply->name == asking->name) {
           const ParamSpec asked = std::move(*asking);
           asking.reset();
+          transport_->SetResponsive(false);
           answer(asked, reply->value_json, reply->error);
         }  // else the answer to a trial that ended meanwhile: nobody waits for it
       } else if (const auto* next = std::get_if<AssignMsg>(&(*got)->message)) {
@@ -491,6 +493,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         abort_at = now + Millis(abort->grace_ms);
       }
     }
+    transport_->SetResponsive(false);  // a trial that ended while it waited for an answer
     const TrialOutcome& o = trial.Outcome();
     record.state = o.state;
     record.value = o.value;

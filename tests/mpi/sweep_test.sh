@@ -364,6 +364,9 @@ PY
   define_by_run)  # an Optuna-style objective: parameters asked as it runs (issue 39), and trials that abuse it
     cp -r "$src/python" .
     cat > obj.py <<'PY'
+import os
+import signal
+
 import cleansweep_trial as cs
 
 
@@ -383,7 +386,7 @@ def objective(trial):
 
 
 def abuse(trial):
-    mode = trial.suggest_categorical("mode", ["bounds", "many", "absurd", "flood", "ok"])
+    mode = trial.suggest_categorical("mode", ["bounds", "many", "absurd", "flood", "killed", "ok"])
     if mode == "bounds":
         trial.suggest_int("n", 1, 8)  # the config declares [1, 4]
     elif mode == "many":
@@ -396,6 +399,10 @@ def abuse(trial):
         ask = '{"suggest": {"name": "%s", "type": "float", "low": 0, "high": 1}}\n'
         t._pipe.write(ask % "a" + ask % "b")
         t._answer("b")
+    elif mode == "killed":  # killed with its request in flight: the answer finds nobody
+        trial.suggest_float("before", 0, 1)
+        trial._trial._pipe.write('{"suggest": {"name": "k", "type": "int", "low": 1, "high": 9}}\n')
+        os.kill(os.getpid(), signal.SIGKILL)
     return 1.0
 PY
     cat > dbr.yaml <<YAML
@@ -435,6 +442,10 @@ for row in t:
         assert state == "COMPLETE" and abs(row["value"] - loss) < 1e-9, (state, row["value"], loss, row["reason"])
 print("define-by-run ok")
 PY
+    # the run's summary counts what rank 0 answered: one line per parameter recorded in /params
+    asked=$(sed -n 's/^suggest: \([0-9]*\) parameters asked by trials .*median [0-9.]* ms, p99 [0-9.]* ms each$/\1/p' out.txt)
+    rows=$(/usr/bin/python3 -c "import h5py; print(len(h5py.File('$work/dbr.h5', 'r', swmr=True)['params']))")
+    [ -n "$asked" ] && [ "$asked" = "$rows" ] || fail "suggest line says '$asked', /params holds $rows: $(cat out.txt)"
     "$bin/cleansweep" export "$work/dbr.h5" --format csv > dbr.csv || fail "export exited $?"
     head -1 dbr.csv | grep -q ",param_n,param_x,param_opt," || fail "export lacks the trial's parameters: $(head -1 dbr.csv)"
     PYTHONPATH=python /usr/bin/python3 -c "
@@ -491,13 +502,13 @@ print("kill -9 and resume ok")
 PY
     # Trials that abuse the protocol fail, each saying why; the sweep and its workers go on.
     cat > abuse.yaml <<YAML
-study: {name: abuse, n_trials: 5, storage: $work/abuse.h5}
+study: {name: abuse, n_trials: 6, storage: $work/abuse.h5}
 sampler: {kind: random, seed: 1}
 trial: {objective: "obj.py:abuse", timeout: 60s}
 space:
   n: {type: int, low: 1, high: 4}
-  mode: {type: categorical, choices: [bounds, many, absurd, flood, ok]}
-enqueue: [{mode: bounds}, {mode: many}, {mode: absurd}, {mode: flood}, {mode: ok}]
+  mode: {type: categorical, choices: [bounds, many, absurd, flood, killed, ok]}
+enqueue: [{mode: bounds}, {mode: many}, {mode: absurd}, {mode: flood}, {mode: killed}, {mode: ok}]
 YAML
     "${mpi[@]}" -np 2 "$bin/cleansweep" run abuse.yaml > out.txt || fail "abuse run exited $?: $(cat out.txt)"
     /usr/bin/python3 - <<PY || fail "abusive trials: $(cat out.txt)"
@@ -515,9 +526,20 @@ for row in t:
     state, reason = row["state"].rstrip(b"\0").decode(), row["reason"].decode()
     if m == "ok":
         assert state == "COMPLETE", (m, state, reason)
+    elif m == "killed":
+        assert state == "OOM_HOST" and "SIGKILL" in reason, (m, state, reason)  # a SIGKILL not ours
     else:
         assert state == "FAIL" and want[m] in reason, (m, state, reason)
-assert seen == set(want), seen
+assert seen == set(want) | {"killed"}, seen
+# The killed trial's parameters: the one it was answered, and the one in flight either not
+# recorded or recorded whole (value and distribution) if rank 0 drew it first; never twice.
+killed = [int(r["number"]) for r in t if mode[int(r["number"])] == "killed"][0]
+mine = {r["name"].rstrip(b"\0").decode(): r for r in p if int(r["trial"]) == killed}
+assert "before" in mine and set(mine) <= {"before", "k"}, sorted(mine)
+assert len([r for r in p if int(r["trial"]) == killed]) == len(mine)
+if "k" in mine:
+    assert 1 <= json.loads(mine["k"]["value_json"].rstrip(b"\0")) <= 9
+    assert json.loads(mine["k"]["distribution"].rstrip(b"\0"))["high"] == 9
 # mode and p0..p998 make 1000 names; the request for p999 was refused and never recorded
 assert sum(1 for r in p if r["name"].startswith(b"p")) == 999, sum(1 for r in p if r["name"].startswith(b"p"))
 print("abuse ok:", sorted(seen))
