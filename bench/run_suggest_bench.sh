@@ -4,7 +4,8 @@
 # that it declares (answered by the worker itself: the baseline, measured in the same run). Each
 # call is timed in the trial, from the request to the value, and the trial keeps its times as attrs;
 # rank 0's own share (request in to answer out) is the run's "suggest:" line.
-#   [WORKERS=16] bench/run_suggest_bench.sh BUILD_BIN_DIR [SAMPLER ...]     (default: random tpe)
+#   [WORKERS=16] [TRIAL=python|cpp] bench/run_suggest_bench.sh BUILD_BIN_DIR [SAMPLER ...]
+# (default: random tpe; TRIAL=cpp runs bench/suggest_trial.cpp, the same calls through trial.hpp)
 # With more workers than cores the round trip measures the scheduler more than cleansweep: each
 # hop (trial, worker, rank 0, worker, trial) waits for a core.
 set -euo pipefail
@@ -42,7 +43,11 @@ for sampler in "${samplers[@]}"; do
   {
     echo "study: {name: s-$sampler, n_trials: 64, storage: $work/$sampler.h5}"
     echo "sampler: {kind: $sampler, seed: 1}"
-    echo "trial: {objective: \"$work/ask.py:objective\", python: /usr/bin/python3}"
+    if [ "${TRIAL:-python}" = cpp ]; then
+      echo "trial: {command: [\"$bin/suggest_trial\"]}"
+    else
+      echo "trial: {objective: \"$work/ask.py:objective\", python: /usr/bin/python3}"
+    fi
     echo "space:"
     for i in $(seq 0 39); do echo "  d$i: {type: float, low: 0.0, high: 1.0}"; done
   } > "$sampler.yaml"
@@ -54,8 +59,9 @@ import h5py, numpy as np
 with h5py.File(sys.argv[1], "r", swmr=True) as f:
     t = f["trials"][:]
 attrs = [json.loads(a) for a in t["attrs"]]
-u = np.concatenate([a["undeclared_ms"] for a in attrs])
-d = np.concatenate([a["declared_ms"] for a in attrs])
+times = lambda v: json.loads(v) if isinstance(v, str) else v  # the C++ trial's lists come as text
+u = np.concatenate([times(a["undeclared_ms"]) for a in attrs])
+d = np.concatenate([times(a["declared_ms"]) for a in attrs])
 states = {s.rstrip(b"\0").decode() for s in t["state"]}
 print(f"{sys.argv[2]:7s} {len(t)} trials {sorted(states)}: rank 0 round trip median {np.median(u):.3f} ms, "
       f"p99 {np.percentile(u, 99):.3f} ms; worker-answered median {np.median(d):.3f} ms, p99 "

@@ -53,7 +53,7 @@ class ChildTrial : public TrialProcess {
   void Stop(TrialState state, const std::string& reason) override;
   void Kill(TrialState state, const std::string& reason) override;
   void RequestPrune(const std::string& reason, Millis grace) override;
-  bool Answer(const std::string& line) override;
+  Delivery Answer(const std::string& line) override;
   const TrialOutcome& Outcome() const override { return outcome_; }
 
   UniqueFd out_r, report_r, control_w;
@@ -218,16 +218,17 @@ void ChildTrial::RequestPrune(const std::string& reason, Millis grace) {
   if (control_w.valid() && ::write(control_w.get(), kLine, sizeof kLine - 1) < 0) control_w.Reset();
 }
 
-bool ChildTrial::Answer(const std::string& line) {
-  if (finished_ || !control_w.valid()) return false;
+TrialProcess::Delivery ChildTrial::Answer(const std::string& line) {
+  if (finished_ || !control_w.valid()) return Delivery::kClosed;
   const std::string text = line + "\n";
   // Under PIPE_BUF (4096 bytes), so the write is whole or fails with EAGAIN: a trial that does not
   // read its answers fills the pipe and is failed, never waited for.
-  if (text.size() > 4096) return false;
+  if (text.size() > 4096) return Delivery::kFull;
   const ssize_t n = RetryOnEintr([&] { return ::write(control_w.get(), text.data(), text.size()); });
-  if (n == static_cast<ssize_t>(text.size())) return true;
-  if (n < 0 && errno != EAGAIN) control_w.Reset();
-  return false;
+  if (n == static_cast<ssize_t>(text.size())) return Delivery::kDelivered;
+  if (n < 0 && errno == EAGAIN) return Delivery::kFull;
+  control_w.Reset();  // EPIPE: no process of the trial holds the read end any more
+  return Delivery::kClosed;
 }
 
 void ChildTrial::Reap(int status, const rusage& usage, std::vector<StepValue>* steps) {

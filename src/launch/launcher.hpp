@@ -70,11 +70,13 @@ class TrialProcess {
   // last reported value however it exits; one that is still running after `grace` is stopped.
   virtual void RequestPrune(const std::string& reason, Millis grace) = 0;
   // Define-by-run: writes `line` (one JSON object, without its newline) to the trial's control
-  // pipe, where the trial waits for the answer to its suggest request. False when that pipe is
-  // closed or full (a trial that asks and never reads the answers); the caller fails the trial.
-  virtual bool Answer(const std::string& line) {
+  // pipe, where the trial waits for the answer to its suggest request. kFull: the pipe holds
+  // answers the trial never read (the caller fails the trial); kClosed: nobody can read it (the
+  // trial is ending, or closed CLEANSWEEP_CONTROL_FD).
+  enum class Delivery { kDelivered, kFull, kClosed };
+  virtual Delivery Answer(const std::string& line) {
     (void)line;
-    return false;
+    return Delivery::kClosed;
   }
   // Valid once Finished().
   virtual const TrialOutcome& Outcome() const = 0;

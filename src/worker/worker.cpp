@@ -33,6 +33,9 @@ constexpr Millis kGpuSample(250);  // how often it reads the GPU memory of a run
 constexpr Millis kSilentCoordinator(10'000);
 // How long after a trial died of a stop signal the same signal may still be on its way to us.
 constexpr Millis kStopSignalLag(500);
+// How long a trial whose control pipe was found closed by an answer may still exit on its own
+// (it died with its request in flight) before it is failed for it.
+constexpr Millis kClosedControlGrace(2000);
 
 // The stop signal (SIGTERM, SIGINT, SIGHUP, SIGUSR1) that ended a trial, or null: the signal that
 // killed it, or one a shell reported as exit status 128 + signal.
@@ -370,6 +373,8 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     // rank 0 is answering (one at a time).
     std::map<std::string, std::pair<ParamSpec, std::string>> answered;
     std::optional<ParamSpec> asking;
+    std::optional<SteadyClock::time_point> unread_since;  // an answer found the control pipe closed
+    std::string unread_reason;
     const auto answer = [&](const ParamSpec& asked, const std::string& value_json, const std::string& error) {
       nlohmann::json line = {{"name", asked.name}};
       if (error.empty()) {
@@ -378,13 +383,21 @@ Status Worker::RunTrial(const AssignMsg& assign) {
       } else {
         line["error"] = error;
       }
-      const bool delivered = trial.Answer(line.dump());
+      const TrialProcess::Delivery delivery = trial.Answer(line.dump());
       if (!error.empty()) {
         trial.Stop(TrialState::kFail, "protocol error: " + error);
-      } else if (!delivered) {
+      } else if (delivery == TrialProcess::Delivery::kFull) {
         trial.Stop(TrialState::kFail, "protocol error: the answer to the request for '" + asked.name +
-                                          "' could not be written to the trial's control pipe (CLEANSWEEP_CONTROL_FD "
-                                          "closed, or full of answers the trial never read)");
+                                          "' could not be written to the trial's control pipe: it is full of answers "
+                                          "the trial never read (CLEANSWEEP_CONTROL_FD)");
+      } else if (delivery == TrialProcess::Delivery::kClosed && !unread_since) {
+        // Most often the trial died with its request in flight: its exit, seen in a moment, says
+        // how it ended. One that lives on without its control pipe waits for nothing and fails.
+        unread_since = SteadyClock::now();
+        unread_reason =
+            "protocol error: the trial closed its control pipe (CLEANSWEEP_CONTROL_FD) with its "
+            "request for '" +
+            asked.name + "' unanswered";
       }
     };
     const auto ask = [&](const ParamSpec& asked) -> Status {
@@ -443,6 +456,10 @@ Status Worker::RunTrial(const AssignMsg& assign) {
       }
       steps.clear();
       const auto now = SteadyClock::now();
+      if (unread_since && now - *unread_since >= kClosedControlGrace) {
+        trial.Stop(TrialState::kFail, unread_reason);
+        unread_since.reset();
+      }
       if (abort_at && now >= *abort_at) {
         trial.Stop(TrialState::kInterrupted, "interrupted: " + abort_reason);
         abort_at.reset();

@@ -366,6 +366,7 @@ PY
     cat > obj.py <<'PY'
 import os
 import signal
+import time
 
 import cleansweep_trial as cs
 
@@ -386,7 +387,7 @@ def objective(trial):
 
 
 def abuse(trial):
-    mode = trial.suggest_categorical("mode", ["bounds", "many", "absurd", "flood", "killed", "ok"])
+    mode = trial.suggest_categorical("mode", ["bounds", "many", "absurd", "flood", "killed", "deaf", "ok"])
     if mode == "bounds":
         trial.suggest_int("n", 1, 8)  # the config declares [1, 4]
     elif mode == "many":
@@ -403,6 +404,10 @@ def abuse(trial):
         trial.suggest_float("before", 0, 1)
         trial._trial._pipe.write('{"suggest": {"name": "k", "type": "int", "low": 1, "high": 9}}\n')
         os.kill(os.getpid(), signal.SIGKILL)
+    elif mode == "deaf":  # asks and never reads the answers: its control pipe fills
+        for _ in range(5000):
+            trial._trial._pipe.write('{"suggest": {"name": "n", "type": "int", "low": 1, "high": 4}}\n')
+        time.sleep(60)
     return 1.0
 PY
     cat > dbr.yaml <<YAML
@@ -500,15 +505,66 @@ assert sorted(of for of in retry.values() if of >= 0) == [0, 1], retry
 assert sum(1 for s in state.values() if s == "COMPLETE") == 4, state
 print("kill -9 and resume ok")
 PY
+    # kill -9 of the whole job while trials ask as fast as they can: whatever moment it lands
+    # (a request on its way, drawn but not flushed, flushed but not answered), the file holds
+    # each (trial, name) at most once, and the re-runs get the values their predecessors had.
+    cat > storm.py <<'PY'
+import time
+
+
+def objective(trial):
+    total = 0.0
+    for i in range(300):
+        total += trial.suggest_float("p%d" % i, 0, 1)
+        if trial.number == 0 and i >= 150:  # the moment to kill: trial 0 half asked, trial 1 asking
+            open("half-asked", "w").close()
+            time.sleep(0.01)
+    return total
+PY
+    cat > storm.yaml <<YAML
+study: {name: storm, n_trials: 8, storage: $work/storm.h5}
+sampler: {kind: random, seed: 4}
+trial: {objective: "storm.py:objective", timeout: 90s}
+YAML
+    "${mpi[@]}" -np 3 "$bin/cleansweep" run storm.yaml > storm.txt 2>&1 &
+    for _ in $(seq 3000); do [ -e half-asked ] && break; sleep 0.01; done
+    pkill -9 -f "cleansweep run storm.yaml" || fail "no storm job to kill"
+    pkill -9 -f "$work/storm.py" || true
+    wait || true
+    expect_exit 0 "${mpi[@]}" -np 3 "$bin/cleansweep" resume "$work/storm.h5"
+    /usr/bin/python3 - <<PY || fail "after kill -9 mid-suggest and resume: $(cat out.txt)"
+import collections, json, h5py
+with h5py.File("$work/storm.h5", "r", swmr=True) as f:
+    t = f["trials"][:]
+    p = f["params"][:]
+keys = [(int(r["trial"]), r["name"].rstrip(b"\0").decode()) for r in p]
+assert len(keys) == len(set(keys)), [k for k, n in collections.Counter(keys).items() if n > 1][:5]
+value = {k: json.loads(r["value_json"].rstrip(b"\0")) for k, r in zip(keys, p)}
+names = collections.defaultdict(set)
+for n, name in keys:
+    names[n].add(name)
+state = {int(r["number"]): r["state"].rstrip(b"\0").decode() for r in t}
+assert "RUNNING" not in state.values(), state
+assert sum(1 for s in state.values() if s == "COMPLETE") == 8, state
+for r in t:
+    n, of = int(r["number"]), int(r["retry_of"])
+    if state[n] == "COMPLETE":
+        assert len(names[n]) == 300 and abs(r["value"] - sum(value[(n, m)] for m in names[n])) < 1e-6, n
+    if of >= 0:  # what the cut-off trial was given, its re-run was given again
+        assert all(value[(n, m)] == value[(of, m)] for m in names[of]), (n, of)
+# the kill landed while trials were asking: one holds part of its parameters
+assert state[0] == "INTERRUPTED" and 150 < len(names[0]) < 300, (state, len(names[0]))
+print("kill -9 mid-suggest ok")
+PY
     # Trials that abuse the protocol fail, each saying why; the sweep and its workers go on.
     cat > abuse.yaml <<YAML
-study: {name: abuse, n_trials: 6, storage: $work/abuse.h5}
+study: {name: abuse, n_trials: 7, storage: $work/abuse.h5}
 sampler: {kind: random, seed: 1}
 trial: {objective: "obj.py:abuse", timeout: 60s}
 space:
   n: {type: int, low: 1, high: 4}
-  mode: {type: categorical, choices: [bounds, many, absurd, flood, killed, ok]}
-enqueue: [{mode: bounds}, {mode: many}, {mode: absurd}, {mode: flood}, {mode: killed}, {mode: ok}]
+  mode: {type: categorical, choices: [bounds, many, absurd, flood, killed, deaf, ok]}
+enqueue: [{mode: bounds}, {mode: many}, {mode: absurd}, {mode: flood}, {mode: killed}, {mode: deaf}, {mode: ok}]
 YAML
     "${mpi[@]}" -np 2 "$bin/cleansweep" run abuse.yaml > out.txt || fail "abuse run exited $?: $(cat out.txt)"
     /usr/bin/python3 - <<PY || fail "abusive trials: $(cat out.txt)"
@@ -518,7 +574,8 @@ with h5py.File("$work/abuse.h5", "r", swmr=True) as f:
     p = f["params"][:]
 mode = {int(r["number"]): r["param_mode"].rstrip(b"\\0").decode() for r in t}
 want = {"bounds": "the config's space: declares it as int in [1, 4]", "many": "more than 1000 parameters",
-        "absurd": "beyond +-2^53", "flood": "before the answer for 'a' came", "ok": ""}
+        "absurd": "beyond +-2^53", "flood": "before the answer for 'a' came",
+        "deaf": "full of answers the trial never read", "ok": ""}
 seen = set()
 for row in t:
     m = mode[int(row["number"])]
