@@ -387,7 +387,7 @@ def objective(trial):
 
 
 def abuse(trial):
-    mode = trial.suggest_categorical("mode", ["bounds", "many", "absurd", "flood", "killed", "deaf", "ok"])
+    mode = trial.suggest_categorical("mode", ["bounds", "many", "absurd", "flood", "killed", "deaf", "closed", "ok"])
     if mode == "bounds":
         trial.suggest_int("n", 1, 8)  # the config declares [1, 4]
     elif mode == "many":
@@ -407,6 +407,14 @@ def abuse(trial):
     elif mode == "deaf":  # asks and never reads the answers: its control pipe fills
         for _ in range(5000):
             trial._trial._pipe.write('{"suggest": {"name": "n", "type": "int", "low": 1, "high": 4}}\n')
+        time.sleep(60)
+    elif mode == "closed":  # asks, closes its control pipe and lives on: nobody can answer it
+        for fd in {trial._trial._control, int(os.environ["CLEANSWEEP_CONTROL_FD"])}:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        trial._trial._pipe.write('{"suggest": {"name": "c", "type": "float", "low": 0, "high": 1}}\n')
         time.sleep(60)
     return 1.0
 PY
@@ -558,13 +566,14 @@ print("kill -9 mid-suggest ok")
 PY
     # Trials that abuse the protocol fail, each saying why; the sweep and its workers go on.
     cat > abuse.yaml <<YAML
-study: {name: abuse, n_trials: 7, storage: $work/abuse.h5}
+study: {name: abuse, n_trials: 8, storage: $work/abuse.h5}
 sampler: {kind: random, seed: 1}
 trial: {objective: "obj.py:abuse", timeout: 60s}
 space:
   n: {type: int, low: 1, high: 4}
-  mode: {type: categorical, choices: [bounds, many, absurd, flood, killed, deaf, ok]}
-enqueue: [{mode: bounds}, {mode: many}, {mode: absurd}, {mode: flood}, {mode: killed}, {mode: deaf}, {mode: ok}]
+  mode: {type: categorical, choices: [bounds, many, absurd, flood, killed, deaf, closed, ok]}
+enqueue: [{mode: bounds}, {mode: many}, {mode: absurd}, {mode: flood}, {mode: killed}, {mode: deaf}, {mode: closed},
+          {mode: ok}]
 YAML
     "${mpi[@]}" -np 2 "$bin/cleansweep" run abuse.yaml > out.txt || fail "abuse run exited $?: $(cat out.txt)"
     /usr/bin/python3 - <<PY || fail "abusive trials: $(cat out.txt)"
@@ -575,7 +584,8 @@ with h5py.File("$work/abuse.h5", "r", swmr=True) as f:
 mode = {int(r["number"]): r["param_mode"].rstrip(b"\\0").decode() for r in t}
 want = {"bounds": "the config's space: declares it as int in [1, 4]", "many": "more than 1000 parameters",
         "absurd": "beyond +-2^53", "flood": "before the answer for 'a' came",
-        "deaf": "full of answers the trial never read", "ok": ""}
+        "deaf": "full of answers the trial never read",
+        "closed": "closed its control pipe (CLEANSWEEP_CONTROL_FD) with its request for 'c' unanswered", "ok": ""}
 seen = set()
 for row in t:
     m = mode[int(row["number"])]
