@@ -5,7 +5,9 @@
 # call is timed in the trial, from the request to the value, and the trial keeps its times as attrs;
 # rank 0's own share (request in to answer out) is the run's "suggest:" line.
 #   [WORKERS=16] [TRIAL=python|cpp] bench/run_suggest_bench.sh BUILD_BIN_DIR [SAMPLER ...]
-# (default: random tpe; TRIAL=cpp runs bench/suggest_trial.cpp, the same calls through trial.hpp)
+# (default: random tpe; TRIAL=cpp runs bench/suggest_trial.cpp, the same calls through trial.hpp).
+# SETTLE_MS=500: each trial waits that long before it asks, so that its calls meet the other
+# trials' calls rather than their start-up and exit (spawn, interpreter, results committed).
 # With more workers than cores the round trip measures the scheduler more than cleansweep: each
 # hop (trial, worker, rank 0, worker, trial) waits for a core.
 set -euo pipefail
@@ -21,11 +23,14 @@ workers=${WORKERS:-16}
 mpi=(mpirun --oversubscribe -np $((workers + 1)))
 [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export SETTLE_MS=${SETTLE_MS:-0}  # read by the trials
 cat > ask.py <<'PY'
+import os
 import time
 
 
 def objective(trial):
+    time.sleep(float(os.environ.get("SETTLE_MS", "0")) / 1000)
     undeclared, declared = [], []
     for i in range(40):
         for kind, times in (("u", undeclared), ("d", declared)):

@@ -4,7 +4,9 @@
 // cores than ranks it takes less of the CPU the round trips wait for.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <thread>
 
 #include <cleansweep/trial.hpp>
 
@@ -27,16 +29,18 @@ void Append(std::string* list, double ms) {
 
 int main() {
   cleansweep::Trial trial = cleansweep::Trial::FromEnvironment();
+  if (const char* settle = std::getenv("SETTLE_MS"))
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(settle)));
   std::string undeclared, declared;
   for (int i = 0; i < 40; ++i) {
     const std::string u = "u" + std::to_string(i);
     Append(&undeclared, TimedMs([&] {
-             if (i % 2) {
-               trial.SuggestFloat(u, 0.0, 1.0);
-             } else {
-               trial.SuggestInt(u, 1, 64);
-             }
-           }));
+      if (i % 2) {
+        trial.SuggestFloat(u, 0.0, 1.0);
+      } else {
+        trial.SuggestInt(u, 1, 64);
+      }
+    }));
     Append(&declared, TimedMs([&] { trial.SuggestFloat("d" + std::to_string(i), 0.0, 1.0); }));
   }
   trial.SetAttr("undeclared_ms", undeclared + "]");
