@@ -313,7 +313,7 @@ int RunCoordinator(const RunArgs& args, MpiJob* job) {
   if (std::vector<double> ms = summary->suggest_ms; !ms.empty()) {
     std::sort(ms.begin(), ms.end());
     std::printf(
-        "suggest: %zu parameters asked by trials drawn, recorded and answered by rank 0, median %.2f ms, "
+        "suggest: %zu requests for a parameter answered by rank 0 (drawn, recorded, flushed), median %.2f ms, "
         "p99 %.2f ms each\n",
         ms.size(), NearestRankQuantile(ms, 0.5), NearestRankQuantile(ms, 0.99));
   }

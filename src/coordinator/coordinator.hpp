@@ -45,8 +45,8 @@ struct RunSummary {
   std::string worker_fault;         // set when a worker could not start trials, which stopped the sweep
   std::vector<double> commit_ms;    // how long each group commit (one flush of the store) took
   std::int64_t committed_rows = 0;  // trial rows those commits made durable
-  // For each parameter a trial asked rank 0 for: from the request's arrival to the answer's send
-  // (drawing, recording, the group commit), in milliseconds.
+  // For each request for a parameter rank 0 answered (a value, or a refusal): from its arrival
+  // to the answer's send (drawing, recording, the group commit), in milliseconds.
   std::vector<double> suggest_ms;
   // Sharing (study.share_every): the sweep's trials this shard knew of at the end, its own
   // included (finished, running in live siblings); -1 when it did not share.

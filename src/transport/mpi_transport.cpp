@@ -7,10 +7,6 @@
 #include <thread>
 
 namespace cleansweep {
-namespace {
-constexpr std::chrono::microseconds kIdleSleep(10'000);
-constexpr std::chrono::microseconds kResponsiveSleep(200);
-}  // namespace
 
 Status MpiError(const char* call, int code) {
   char text[MPI_MAX_ERROR_STRING];

@@ -31,8 +31,10 @@ class MpiTransport : public Transport {
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 0;
+  static constexpr std::chrono::microseconds kIdleSleep{10'000};
+  static constexpr std::chrono::microseconds kResponsiveSleep{200};
   std::chrono::microseconds idle_sleep_{50};
-  std::chrono::microseconds max_sleep_{10'000};
+  std::chrono::microseconds max_sleep_ = kIdleSleep;
 };
 
 // "MPI_Send: <MPI_Error_string>" for a failed call.

@@ -373,8 +373,8 @@ Status Worker::RunTrial(const AssignMsg& assign) {
     // rank 0 is answering (one at a time).
     std::map<std::string, std::pair<ParamSpec, std::string>> answered;
     std::optional<ParamSpec> asking;
-    std::optional<SteadyClock::time_point> unread_since;  // an answer found the control pipe closed
-    std::string unread_reason;
+    std::optional<SteadyClock::time_point> closed_at;  // an answer found the control pipe closed: fail then
+    std::string closed_reason;
     const auto answer = [&](const ParamSpec& asked, const std::string& value_json, const std::string& error) {
       nlohmann::json line = {{"name", asked.name}};
       if (error.empty()) {
@@ -390,11 +390,11 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         trial.Stop(TrialState::kFail, "protocol error: the answer to the request for '" + asked.name +
                                           "' could not be written to the trial's control pipe: it is full of answers "
                                           "the trial never read (CLEANSWEEP_CONTROL_FD)");
-      } else if (delivery == TrialProcess::Delivery::kClosed && !unread_since) {
+      } else if (delivery == TrialProcess::Delivery::kClosed && !closed_at) {
         // Most often the trial died with its request in flight: its exit, seen in a moment, says
         // how it ended. One that lives on without its control pipe waits for nothing and fails.
-        unread_since = SteadyClock::now();
-        unread_reason =
+        closed_at = SteadyClock::now() + kClosedControlGrace;
+        closed_reason =
             "protocol error: the trial closed its control pipe (CLEANSWEEP_CONTROL_FD) with its "
             "request for '" +
             asked.name + "' unanswered";
@@ -424,7 +424,6 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         return Status::Ok();
       }
       asking = asked;
-      transport_->SetResponsive(true);  // the trial is blocked until the answer comes
       return transport_->Send(0, SuggestMsg{assign.number, asked.name, DistributionJson(asked)});
     };
     while (!trial.Finished()) {
@@ -456,9 +455,9 @@ Status Worker::RunTrial(const AssignMsg& assign) {
       }
       steps.clear();
       const auto now = SteadyClock::now();
-      if (unread_since && now - *unread_since >= kClosedControlGrace) {
-        trial.Stop(TrialState::kFail, unread_reason);
-        unread_since.reset();
+      if (closed_at && now >= *closed_at) {
+        trial.Stop(TrialState::kFail, closed_reason);
+        closed_at.reset();
       }
       if (abort_at && now >= *abort_at) {
         trial.Stop(TrialState::kInterrupted, "interrupted: " + abort_reason);
@@ -478,6 +477,7 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         }
       }
       // While rank 0 answers a request the trial waits: look for the answer often, not every kTrialPoll.
+      transport_->SetResponsive(asking.has_value());
       Result<std::optional<Envelope>> got = transport_->Receive(asking ? Millis(2) : Millis(0));
       if (!got.ok()) return got.status();
       if (!got->has_value()) continue;
@@ -485,7 +485,6 @@ Status Worker::RunTrial(const AssignMsg& assign) {
         if (asking && reply->number == assign.number && reply->name == asking->name) {
           const ParamSpec asked = std::move(*asking);
           asking.reset();
-          transport_->SetResponsive(false);
           answer(asked, reply->value_json, reply->error);
         }  // else the answer to a trial that ended meanwhile: nobody waits for it
       } else if (const auto* next = std::get_if<AssignMsg>(&(*got)->message)) {

@@ -456,7 +456,7 @@ for row in t:
 print("define-by-run ok")
 PY
     # the run's summary counts what rank 0 answered: one line per parameter recorded in /params
-    asked=$(sed -n 's/^suggest: \([0-9]*\) parameters asked by trials .*median [0-9.]* ms, p99 [0-9.]* ms each$/\1/p' out.txt)
+    asked=$(sed -n 's/^suggest: \([0-9]*\) requests for a parameter answered by rank 0 .*median [0-9.]* ms, p99 [0-9.]* ms each$/\1/p' out.txt)
     rows=$(/usr/bin/python3 -c "import h5py; print(len(h5py.File('$work/dbr.h5', 'r', swmr=True)['params']))")
     [ -n "$asked" ] && [ "$asked" = "$rows" ] || fail "suggest line says '$asked', /params holds $rows: $(cat out.txt)"
     "$bin/cleansweep" export "$work/dbr.h5" --format csv > dbr.csv || fail "export exited $?"
